@@ -1,0 +1,3 @@
+//! `helix`: the helix client.
+
+fn main() {}

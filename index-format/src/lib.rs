@@ -1,0 +1,20 @@
+//! The helix knowledge format, shared by `helix-server` and `helix`: entry parsing,
+//! the tokenizer, the artifact builder and the zero-copy reader with its queries.
+//!
+//! Bytes in, bytes out: this crate does no I/O (no filesystem, network, clock or mmap),
+//! so both binaries parse, tokenize and rank identically. Callers pass the current time.
+
+pub mod build;
+pub mod entry;
+pub mod error;
+pub mod layout;
+pub mod read;
+pub mod search;
+pub mod tokenize;
+
+pub use build::{BuildError, BuildInfo, build};
+pub use entry::{Diagnostic, Entry, GitMeta, MAX_ENTRY_BYTES, is_entry_path, parse_entry};
+pub use error::FormatError;
+pub use read::{EntryRef, Index, Meta, TopicCount};
+pub use search::{Hit, Mode, SearchOptions};
+pub use tokenize::{TOKENIZER_VERSION, Token, TokenKind, tokenize};

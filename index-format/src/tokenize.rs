@@ -1,0 +1,257 @@
+//! The one tokenizer used for indexing and for queries, so both sides always agree.
+//! Unicode-aware, lowercased, identifiers split into parts while the whole is kept.
+//!
+//! A run of letters and digits joined by `_ - . :` is one identifier. It is split on the
+//! connectors and on camelCase boundaries into parts; when there is more than one part, the
+//! parts joined without separators are emitted as well (`CachedEntry`, `cached_entry` and
+//! `cached-entry` all give `cachedentry` + `cached` + `entry`). Letters and digits are not
+//! split from each other (`sha256`, `utf8`, `ipv4` stay whole). CJK ideographs and kana are
+//! one token per character. No stemming: see docs/benchmarks.md for the measurement.
+
+/// Written into every artifact; bump on any change that alters the tokens of some text.
+pub const TOKENIZER_VERSION: u32 = 1;
+
+/// Tokens longer than this (hashes, base64 blobs) are dropped.
+pub const MAX_TOKEN_BYTES: usize = 64;
+
+/// How a token came out of the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenKind {
+    /// A plain word or number: a run with a single part.
+    Word,
+    /// A whole multi-part identifier, separators removed (`cachedentry`).
+    Compound,
+    /// One part of a multi-part identifier (`cached`).
+    Part,
+}
+
+/// One token with its kind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Token {
+    pub text: String,
+    pub kind: TokenKind,
+}
+
+/// English function words, plus contraction remnants (`don't` gives `don` + `t`).
+/// Deliberately small: identifiers such as `if`, `for` or `use` matter in code knowledge.
+const STOP_WORDS: &[&str] = &[
+    "a", "about", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "d", "did",
+    "do", "does", "from", "had", "has", "have", "how", "i", "in", "into", "is", "it", "its",
+    "ll", "m", "me", "my", "of", "on", "or", "our", "re", "s", "so", "t", "than", "that", "the",
+    "their", "them", "then", "there", "these", "they", "this", "those", "to", "too", "us", "ve",
+    "was", "we", "were", "what", "when", "where", "which", "who", "why", "will", "with",
+    "would", "you", "your",
+];
+
+/// Whether `word` (lowercase) is a stop word.
+pub fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.binary_search(&word).is_ok()
+}
+
+/// Tokenizes `text` into owned tokens. Convenience over [`tokenize_with`].
+pub fn tokenize(text: &str) -> Vec<Token> {
+    let mut out = Vec::new();
+    tokenize_with(text, |t, kind| out.push(Token { text: t.to_owned(), kind }));
+    out
+}
+
+/// Calls `emit` for every token of `text`, in order. No allocation per token.
+pub fn tokenize_with(text: &str, mut emit: impl FnMut(&str, TokenKind)) {
+    let mut scratch = Scratch::default();
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b.is_ascii() {
+            if b.is_ascii_alphanumeric() {
+                i = run(text, i, &mut scratch, &mut emit);
+            } else {
+                i += 1;
+            }
+            continue;
+        }
+        let Some(c) = text[i..].chars().next() else { break };
+        if is_cjk(c) {
+            let mut buf = [0u8; 4];
+            emit(c.encode_utf8(&mut buf), TokenKind::Word);
+            i += c.len_utf8();
+        } else if c.is_alphanumeric() {
+            i = run(text, i, &mut scratch, &mut emit);
+        } else {
+            i += c.len_utf8();
+        }
+    }
+}
+
+#[derive(Default)]
+struct Scratch {
+    /// Lowercased parts, back to back.
+    parts: String,
+    /// End offsets of each part in `parts`.
+    ends: Vec<usize>,
+    whole: String,
+}
+
+fn is_connector(c: char) -> bool {
+    matches!(c, '_' | '-' | '.' | ':')
+}
+
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF      // hiragana, katakana
+        | 0x3400..=0x4DBF    // CJK extension A
+        | 0x4E00..=0x9FFF    // CJK unified ideographs
+        | 0xF900..=0xFAFF    // compatibility ideographs
+        | 0x20000..=0x2FFFF) // extensions B..
+}
+
+/// Reads one identifier run starting at `start` (an alphanumeric char), emits its tokens and
+/// returns the byte offset after it.
+fn run(text: &str, start: usize, s: &mut Scratch, emit: &mut impl FnMut(&str, TokenKind)) -> usize {
+    // Find the run's extent: alphanumerics, with connectors only between alphanumerics.
+    let mut end = start;
+    let mut pending_connector_from: Option<usize> = None;
+    for (off, c) in text[start..].char_indices() {
+        let at = start + off;
+        if c.is_alphanumeric() && !is_cjk(c) {
+            pending_connector_from = None;
+            end = at + c.len_utf8();
+        } else if is_connector(c) {
+            pending_connector_from.get_or_insert(at);
+        } else {
+            break;
+        }
+    }
+    let after = pending_connector_from.map_or(end, |p| p.max(end));
+    let word = &text[start..end];
+
+    // Split into parts on connectors and camelCase boundaries, lowercasing as we go.
+    s.parts.clear();
+    s.ends.clear();
+    let mut prev: Option<char> = None;
+    let mut chars = word.chars().peekable();
+    let mut all_numeric = true;
+    while let Some(c) = chars.next() {
+        if is_connector(c) {
+            close_part(s);
+            prev = None;
+            continue;
+        }
+        if let Some(p) = prev {
+            let next_lower = chars.peek().is_some_and(|n| n.is_lowercase());
+            let boundary = (p.is_lowercase() && c.is_uppercase())
+                || (p.is_uppercase() && c.is_uppercase() && next_lower);
+            if boundary {
+                close_part(s);
+            }
+        }
+        if !c.is_numeric() {
+            all_numeric = false;
+        }
+        if c.is_ascii() {
+            s.parts.push(c.to_ascii_lowercase());
+        } else {
+            s.parts.extend(c.to_lowercase());
+        }
+        prev = Some(c);
+    }
+    close_part(s);
+
+    if s.ends.len() == 1 {
+        let w = &s.parts[..];
+        if w.len() <= MAX_TOKEN_BYTES && !is_stop_word(w) {
+            emit(w, TokenKind::Word);
+        }
+        return after;
+    }
+    // The whole identifier: parts joined; dotted numbers (versions) keep their dots.
+    s.whole.clear();
+    let mut from = 0;
+    for (n, &e) in s.ends.iter().enumerate() {
+        if n > 0 && all_numeric {
+            s.whole.push('.');
+        }
+        s.whole.push_str(&s.parts[from..e]);
+        from = e;
+    }
+    if s.whole.len() <= MAX_TOKEN_BYTES {
+        emit(&s.whole, TokenKind::Compound);
+    }
+    let mut from = 0;
+    for &e in &s.ends {
+        let p = &s.parts[from..e];
+        from = e;
+        if p.len() <= MAX_TOKEN_BYTES && !is_stop_word(p) {
+            emit(p, TokenKind::Part);
+        }
+    }
+    after
+}
+
+fn close_part(s: &mut Scratch) {
+    let last = s.ends.last().copied().unwrap_or(0);
+    if s.parts.len() > last {
+        s.ends.push(s.parts.len());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(text: &str) -> Vec<String> {
+        tokenize(text).into_iter().map(|t| t.text).collect()
+    }
+
+    #[test]
+    fn stop_words_are_sorted_for_binary_search() {
+        assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn identifier_styles_meet() {
+        for id in ["CachedEntry", "cached_entry", "cached-entry", "cached.entry", "cached::entry"] {
+            assert_eq!(words(id), ["cachedentry", "cached", "entry"], "{id}");
+        }
+        assert_eq!(words("cached"), ["cached"]);
+    }
+
+    #[test]
+    fn acronyms_and_digits() {
+        assert_eq!(words("HTTPServer"), ["httpserver", "http", "server"]);
+        assert_eq!(words("parseJSONBody"), ["parsejsonbody", "parse", "json", "body"]);
+        assert_eq!(words("sha256 utf8 404"), ["sha256", "utf8", "404"]);
+        assert_eq!(words("v1.2.3 and 1.2.3"), ["v123", "v1", "2", "3", "1.2.3", "1", "2", "3"]);
+    }
+
+    #[test]
+    fn punctuation_stop_words_and_trailing_connectors() {
+        assert_eq!(words("The rebase, of a branch."), ["rebase", "branch"]);
+        assert_eq!(words("--force-with-lease"), ["forcewithlease", "force", "lease"]);
+        assert_eq!(words("don't"), ["don"]);
+        assert_eq!(words("std::fs::File"), ["stdfsfile", "std", "fs", "file"]);
+    }
+
+    #[test]
+    fn unicode_lowercase_and_cjk() {
+        assert_eq!(words("Straße ÜBER"), ["straße", "über"]);
+        assert_eq!(words("日本語 text"), ["日", "本", "語", "text"]);
+        assert_eq!(words("ÉtéCafé"), ["étécafé", "été", "café"]);
+    }
+
+    #[test]
+    fn kinds_are_reported() {
+        let t = tokenize("get_value now");
+        let kinds: Vec<_> = t.iter().map(|t| t.kind).collect();
+        assert_eq!(kinds, [TokenKind::Compound, TokenKind::Part, TokenKind::Part, TokenKind::Word]);
+    }
+
+    #[test]
+    fn long_tokens_are_dropped_and_odd_input_is_safe() {
+        let long = "a".repeat(200);
+        assert!(words(&long).is_empty());
+        assert!(words("").is_empty());
+        assert!(words("::--..__").is_empty());
+        assert_eq!(words("x\u{0301}y"), ["x\u{0301}y"]);
+    }
+}

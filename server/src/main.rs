@@ -1,0 +1,3 @@
+//! `helix-server`: the team knowledge server.
+
+fn main() {}
