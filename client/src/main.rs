@@ -1,3 +1,74 @@
-//! `helix`: the helix client.
+//! `helix`: the helix client: sync, offline cache, Claude Code hooks, MCP server and CLI.
+//! This file only dispatches; each command lives in its own module.
 
-fn main() {}
+mod commands;
+mod compile;
+mod config;
+mod knowledge;
+mod mcp;
+mod paths;
+mod pending;
+mod sync;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Debug, Parser)]
+#[command(name = "helix", version, about = "Team knowledge for AI coding agents")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Compile a knowledge directory into an artifact file.
+    Build(commands::build::Args),
+    /// Report invalid entries of a knowledge directory (exit 1 if any).
+    Check(commands::check::Args),
+    /// Search the followed projects (or one artifact with --index).
+    Search(commands::search::Args),
+    /// Print one entry.
+    Read(commands::read::Args),
+    /// Compact summary: topics with counts, or one topic's entries.
+    Brief(commands::brief::Args),
+    /// List topics with entry counts.
+    Topics(commands::topics::Args),
+    /// Server, projects, cache age, pending entries, last sync.
+    Status(commands::status::Args),
+    /// Write a .helix.toml for this code repository.
+    Init(commands::init::Args),
+    /// Download changed artifacts and push pending entries.
+    Sync(commands::sync::Args),
+    /// Store a new entry (pending until the next sync).
+    Store(commands::store::Args),
+    /// Check configuration, token, server, cache and hooks; say what to fix.
+    Doctor(commands::doctor::Args),
+    /// Serve search, store, read, brief and topics to Claude Code over MCP (stdio).
+    Mcp,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Build(a) => commands::build::run(a),
+        Command::Check(a) => commands::check::run(a),
+        Command::Search(a) => commands::search::run(a),
+        Command::Read(a) => commands::read::run(a),
+        Command::Brief(a) => commands::brief::run(a),
+        Command::Topics(a) => commands::topics::run(a),
+        Command::Status(a) => commands::status::run(a),
+        Command::Init(a) => commands::init::run(a),
+        Command::Sync(a) => commands::sync::run(a),
+        Command::Store(a) => commands::store::run(a),
+        Command::Doctor(a) => commands::doctor::run(a),
+        Command::Mcp => mcp::run().map(|()| ExitCode::SUCCESS),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("helix: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,11 @@
+//! `helix init`.
+
+use anyhow::Result;
+use std::process::ExitCode;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+pub fn run(_a: Args) -> Result<ExitCode> {
+    anyhow::bail!("helix init: not implemented yet")
+}

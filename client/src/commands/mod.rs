@@ -1,0 +1,85 @@
+//! One module per CLI command; each exposes `Args` (clap) and `run(Args) -> Result<ExitCode>`.
+//! Shared output helpers live here.
+
+pub mod brief;
+pub mod build;
+pub mod check;
+pub mod doctor;
+pub mod init;
+pub mod read;
+pub mod search;
+pub mod status;
+pub mod store;
+pub mod sync;
+pub mod topics;
+
+use std::path::PathBuf;
+
+/// The current directory (where `.helix.toml` is looked up from).
+pub fn cwd() -> anyhow::Result<PathBuf> {
+    std::env::current_dir().map_err(|e| anyhow::anyhow!("cannot read the current directory: {e}"))
+}
+
+/// `YYYY-MM-DD` of Unix seconds (UTC).
+pub fn ymd(secs: i64) -> String {
+    let days = secs.div_euclid(86_400);
+    // Howard Hinnant's days-to-civil algorithm.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// Human age like `5 s`, `3 min`, `2 h`, `4 days`.
+pub fn age(secs: i64) -> String {
+    let s = secs.max(0);
+    if s < 60 {
+        format!("{s} s")
+    } else if s < 3600 {
+        format!("{} min", s / 60)
+    } else if s < 86_400 {
+        format!("{} h", s / 3600)
+    } else {
+        format!("{} days", s / 86_400)
+    }
+}
+
+/// `1,204` style thousands separators.
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Prints a JSON value on stdout.
+pub fn print_json(v: &serde_json::Value) {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(v).expect("serialising a JSON value cannot fail")
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn dates_and_numbers() {
+        assert_eq!(super::ymd(0), "1970-01-01");
+        assert_eq!(super::ymd(1_700_000_000), "2023-11-14");
+        assert_eq!(super::thousands(1204), "1,204");
+        assert_eq!(super::thousands(999), "999");
+        assert_eq!(super::thousands(1_000_000), "1,000,000");
+    }
+}

@@ -1,0 +1,279 @@
+//! Configuration: the project's `.helix.toml` (found walking up from the working directory)
+//! and the user's `config.toml` under the XDG config dir (tokens per server).
+
+use anyhow::{Context, Result, bail};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+
+/// File name of the project configuration.
+pub const PROJECT_FILE: &str = ".helix.toml";
+
+/// A parsed `.helix.toml`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectConfig {
+    /// Directory holding `.helix.toml`.
+    pub root: PathBuf,
+    /// Server URL (server mode).
+    pub server: Option<String>,
+    /// Followed projects (server mode), or the one local project (local mode).
+    pub projects: Vec<String>,
+    /// Local knowledge directory, resolved against `root` (local mode).
+    pub local: Option<PathBuf>,
+    /// Path of the `.helix.toml` itself.
+    pub file: PathBuf,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProject {
+    server: Option<String>,
+    #[serde(default)]
+    projects: Vec<String>,
+    local: Option<PathBuf>,
+    project: Option<String>,
+}
+
+/// What to write when no configuration is found; every command that needs one says this.
+pub fn missing_config_help(cwd: &Path) -> String {
+    format!(
+        "no {PROJECT_FILE} found in {} or any parent directory.\n\
+         Create {} with either\n\
+         \x20   server = \"http://127.0.0.1:7700\"\n\
+         \x20   projects = [\"backend\"]\n\
+         or, without a server,\n\
+         \x20   local = \"path/to/knowledge\"\n\
+         (or run `helix init --server URL --project NAME` / `helix init --local DIR`)",
+        cwd.display(),
+        cwd.join(PROJECT_FILE).display()
+    )
+}
+
+/// Walks up from `cwd` for `.helix.toml`. `Ok(None)` when there is none.
+pub fn find(cwd: &Path) -> Result<Option<ProjectConfig>> {
+    let mut dir = Some(cwd);
+    while let Some(d) = dir {
+        let file = d.join(PROJECT_FILE);
+        match std::fs::read_to_string(&file) {
+            Ok(text) => return parse(&file, &text).map(Some),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {}
+            Err(e) => return Err(e).with_context(|| format!("reading {}", file.display())),
+        }
+        dir = d.parent();
+    }
+    Ok(None)
+}
+
+/// Like [`find`], but no configuration is an error that says what to create.
+pub fn require(cwd: &Path) -> Result<ProjectConfig> {
+    match find(cwd)? {
+        Some(c) => Ok(c),
+        None => bail!("{}", missing_config_help(cwd)),
+    }
+}
+
+/// Parses the text of a `.helix.toml` located at `file`.
+pub fn parse(file: &Path, text: &str) -> Result<ProjectConfig> {
+    let raw: RawProject = toml::from_str(text)
+        .with_context(|| format!("{}: invalid configuration", file.display()))?;
+    let root = file
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let cfg = match (raw.server, raw.local) {
+        (Some(_), Some(_)) => {
+            bail!(
+                "{}: set either `server` or `local`, not both",
+                file.display()
+            )
+        }
+        (None, None) => bail!(
+            "{}: set `server = \"http://host:port\"` with `projects = [..]`, or `local = \"dir\"`",
+            file.display()
+        ),
+        (Some(server), None) => {
+            let server = server.trim_end_matches('/').to_string();
+            if !(server.starts_with("http://") || server.starts_with("https://")) {
+                bail!(
+                    "{}: server `{server}` must start with http:// or https://",
+                    file.display()
+                );
+            }
+            let mut projects = raw.projects;
+            if let Some(p) = raw.project {
+                if !projects.contains(&p) {
+                    projects.insert(0, p);
+                }
+            }
+            if projects.is_empty() {
+                bail!(
+                    "{}: `projects = [\"name\"]` is empty; list the projects to follow",
+                    file.display()
+                );
+            }
+            ProjectConfig {
+                root: root.clone(),
+                server: Some(server),
+                projects,
+                local: None,
+                file: file.to_path_buf(),
+            }
+        }
+        (None, Some(local)) => {
+            let local = root.join(local);
+            let name = match raw.project {
+                Some(p) => p,
+                None => local
+                    .canonicalize()
+                    .unwrap_or_else(|_| local.clone())
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .map(sanitize_name)
+                    .unwrap_or_else(|| "local".to_string()),
+            };
+            ProjectConfig {
+                root: root.clone(),
+                server: None,
+                projects: vec![name],
+                local: Some(local),
+                file: file.to_path_buf(),
+            }
+        }
+    };
+    for p in &cfg.projects {
+        if !crate::paths::is_safe_name(p) {
+            bail!(
+                "{}: project name `{p}` must be letters, digits, `-`, `_` or `.`",
+                file.display()
+            );
+        }
+    }
+    Ok(cfg)
+}
+
+fn sanitize_name(s: &str) -> String {
+    let n: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let n = n.trim_matches('-').to_string();
+    if n.is_empty() { "local".to_string() } else { n }
+}
+
+impl ProjectConfig {
+    /// The project that `store` writes to by default: the first followed one.
+    pub fn default_project(&self) -> &str {
+        self.projects.first().map(String::as_str).unwrap_or("local")
+    }
+    /// Cache directory of `project`.
+    pub fn cache_dir(&self, project: &str) -> PathBuf {
+        crate::paths::project_cache_dir(self.server.as_deref(), project)
+    }
+}
+
+/// The user's `config.toml`.
+#[derive(Debug, Default, Deserialize)]
+pub struct UserConfig {
+    #[serde(default)]
+    pub servers: std::collections::BTreeMap<String, ServerUserConfig>,
+}
+
+/// Per-server settings in the user config.
+#[derive(Debug, Default, Deserialize)]
+pub struct ServerUserConfig {
+    pub token: Option<String>,
+    pub token_command: Option<String>,
+}
+
+impl UserConfig {
+    /// Loads the user config; a missing file is an empty config.
+    pub fn load() -> Result<UserConfig> {
+        let file = crate::paths::user_config_file();
+        match std::fs::read_to_string(&file) {
+            Ok(t) => toml::from_str(&t)
+                .with_context(|| format!("{}: invalid configuration", file.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(UserConfig::default()),
+            Err(e) => Err(e).with_context(|| format!("reading {}", file.display())),
+        }
+    }
+
+    fn server(&self, url: &str) -> Option<&ServerUserConfig> {
+        let norm = url.trim_end_matches('/');
+        self.servers
+            .iter()
+            .find(|(k, _)| k.trim_end_matches('/') == norm)
+            .map(|(_, v)| v)
+    }
+}
+
+/// The bearer token for `server`: `HELIX_TOKEN`, else the user config's `token`, else the
+/// output of its `token_command`. `Ok(None)` when none is configured.
+pub fn token_for(server: &str) -> Result<Option<String>> {
+    if let Ok(t) = std::env::var("HELIX_TOKEN") {
+        if !t.trim().is_empty() {
+            return Ok(Some(t.trim().to_string()));
+        }
+    }
+    let user = UserConfig::load()?;
+    let Some(s) = user.server(server) else {
+        return Ok(None);
+    };
+    if let Some(t) = &s.token {
+        return Ok(Some(t.trim().to_string()));
+    }
+    if let Some(cmd) = &s.token_command {
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(cmd)
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::inherit())
+            .output()
+            .with_context(|| format!("running token_command for {server}"))?;
+        if !out.status.success() {
+            bail!("token_command for {server} failed ({})", out.status);
+        }
+        let t = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        if t.is_empty() {
+            bail!("token_command for {server} printed nothing");
+        }
+        return Ok(Some(t));
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_server_and_local() {
+        let c = parse(
+            Path::new("/r/.helix.toml"),
+            "server = \"http://h:1/\"\nprojects = [\"a\", \"b\"]\n",
+        )
+        .unwrap();
+        assert_eq!(c.server.as_deref(), Some("http://h:1"));
+        assert_eq!(c.projects, vec!["a", "b"]);
+        let c = parse(
+            Path::new("/r/.helix.toml"),
+            "local = \"kb\"\nproject = \"mine\"\n",
+        )
+        .unwrap();
+        assert_eq!(c.local.as_deref(), Some(Path::new("/r/kb")));
+        assert_eq!(c.projects, vec!["mine"]);
+        assert!(
+            parse(
+                Path::new("/r/.helix.toml"),
+                "projects = [\"../x\"]\nserver=\"http://h\""
+            )
+            .is_err()
+        );
+        assert!(parse(Path::new("/r/.helix.toml"), "").is_err());
+    }
+}

@@ -1,0 +1,349 @@
+//! Query terms for the hooks: keywords of a prompt or an error, symbols an edit removes,
+//! the searchable stem of a file path, and whether a shell command is a build.
+
+use helix_index_format::tokenize::{TokenKind, is_stop_word, tokenize_with};
+
+/// Most terms taken from a prompt.
+pub const PROMPT_TERMS: usize = 6;
+/// Most terms taken from an error text.
+pub const ERROR_TERMS: usize = 8;
+
+/// Words that say how a request is phrased, not what it is about.
+const META_WORDS: &[&str] = &[
+    "actually", "again", "also", "any", "anything", "appreciate", "basically", "best", "better",
+    "could", "currently", "doing", "done", "else", "everything", "explain", "fine", "get", "give",
+    "going", "good", "got", "help", "here", "hey", "hi", "hmm", "idea", "just", "kind", "know",
+    "let", "lets", "like", "look", "make", "maybe", "more", "much", "must", "need", "needs", "now",
+    "ok", "okay", "one", "only", "please", "pls", "plz", "question", "quick", "quickly", "really",
+    "right", "said", "say", "see", "should", "some", "something", "sort", "still", "sure", "take",
+    "tell", "thank", "thanks", "thing", "things", "think", "thx", "try", "trying", "understand",
+    "very", "wanna", "want", "wants", "way", "well", "why", "wonder", "yeah", "yes", "yet",
+];
+
+/// Words every compiler or shell error says; useless for telling errors apart.
+const ERROR_NOISE: &[&str] = &[
+    "aborting", "at", "build", "code", "command", "compile", "compiling", "could", "error",
+    "errors", "exit", "exited", "failed", "failure", "file", "help", "line", "note", "not",
+    "previous", "process", "run", "running", "see", "status", "warning", "warnings",
+];
+
+/// File stems too generic to say what a file is about; the parent directory name is used.
+const GENERIC_STEMS: &[&str] = &[
+    "__init__", "build", "cargo", "config", "default", "index", "init", "lib", "main", "makefile",
+    "mod", "package", "readme", "setup", "src", "test", "tests", "types", "util", "utils",
+];
+
+/// Language keywords and very common identifiers, never reported as removed symbols.
+const CODE_WORDS: &[&str] = &[
+    "as", "assert", "async", "await", "bool", "break", "case", "catch", "char", "class", "const",
+    "continue", "crate", "def", "default", "defer", "delete", "do", "else", "enum", "err", "error",
+    "except", "export", "extends", "false", "final", "finally", "float", "fn", "for", "from",
+    "func", "function", "go", "if", "impl", "import", "in", "int", "interface", "let", "loop",
+    "match", "mod", "move", "mut", "new", "nil", "none", "null", "ok", "option", "package", "pass",
+    "private", "protected", "pub", "public", "raise", "ref", "result", "return", "self", "some",
+    "static", "str", "string", "struct", "super", "switch", "this", "throw", "trait", "true",
+    "try", "type", "typeof", "undefined", "unsafe", "use", "usize", "var", "vec", "void", "where",
+    "while", "with", "yield",
+];
+
+fn sorted_contains(list: &[&str], word: &str) -> bool {
+    list.contains(&word)
+}
+
+/// Whether `w` (lowercase) is worth searching for.
+fn useful(w: &str) -> bool {
+    w.chars().count() >= 2 && !is_stop_word(w) && !sorted_contains(META_WORDS, w)
+}
+
+/// Candidate terms of `text` in order of appearance, deduplicated: plain words and whole
+/// identifiers (the index splits identifiers itself), filtered by `keep`.
+fn candidates(text: &str, keep: impl Fn(&str) -> bool) -> Vec<(String, bool)> {
+    let mut out: Vec<(String, bool)> = Vec::new();
+    tokenize_with(text, |t, kind| {
+        if kind == TokenKind::Part || !keep(t) || out.iter().any(|(o, _)| o == t) {
+            return;
+        }
+        out.push((t.to_string(), kind == TokenKind::Compound));
+    });
+    out
+}
+
+/// Keeps at most `max` terms, preferring identifiers and longer words, in original order.
+fn pick(mut cands: Vec<(String, bool)>, max: usize) -> Vec<String> {
+    if cands.len() > max {
+        let mut ranked: Vec<usize> = (0..cands.len()).collect();
+        let weight = |(w, compound): &(String, bool)| -> usize {
+            if *compound { 3 } else if w.chars().count() >= 5 { 2 } else { 1 }
+        };
+        ranked.sort_by_key(|&i| std::cmp::Reverse(weight(&cands[i])));
+        let mut keep: Vec<usize> = ranked.into_iter().take(max).collect();
+        keep.sort_unstable();
+        cands = keep.into_iter().map(|i| std::mem::take(&mut cands[i])).collect();
+    }
+    cands.into_iter().map(|(w, _)| w).collect()
+}
+
+/// Search terms of a prompt: stop words, meta-language and numbers removed, at most 6.
+/// Empty when the prompt is under 10 or over 500 characters or yields fewer than 2 terms.
+pub fn prompt_terms(prompt: &str) -> Vec<String> {
+    let prompt = prompt.trim();
+    let n = prompt.chars().count();
+    if !(10..=500).contains(&n) {
+        return Vec::new();
+    }
+    let cands = candidates(prompt, |w| useful(w) && !w.chars().all(|c| c.is_ascii_digit()));
+    let terms = pick(cands, PROMPT_TERMS);
+    if terms.len() < 2 { Vec::new() } else { terms }
+}
+
+/// The meaningful part of a PostToolUseFailure `error`: without the `Exit code N` line,
+/// preferring lines that state an error, at most a few KB.
+pub fn error_text(error: &str) -> String {
+    let body = match error.split_once('\n') {
+        Some((first, rest)) if first.trim_start().starts_with("Exit code") => rest,
+        _ if error.trim_start().starts_with("Exit code") && !error.contains('\n') => "",
+        _ => error,
+    };
+    let lines: Vec<&str> = body.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let is_err = |l: &&str| {
+        let lower = l.to_ascii_lowercase();
+        ["error", "panicked", "fatal", "exception", "cannot", "undefined", "not found", "failed"]
+            .iter()
+            .any(|k| lower.contains(k))
+    };
+    let mut picked: Vec<&str> = lines.iter().copied().filter(is_err).take(6).collect();
+    if picked.is_empty() {
+        picked = lines.iter().copied().take(6).collect();
+    }
+    let mut s = picked.join("\n");
+    if s.len() > 4096 {
+        let mut cut = 4096;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+    }
+    s
+}
+
+/// Search terms of an error text: at most 8, without paths, line numbers and error boilerplate.
+/// Empty when the text is under 15 characters or yields fewer than 2 terms.
+pub fn error_terms(text: &str) -> Vec<String> {
+    if text.trim().chars().count() < 15 {
+        return Vec::new();
+    }
+    // Paths and `file.rs:12:5` locations differ between machines; drop them before tokenizing.
+    let cleaned: Vec<&str> = text
+        .split_whitespace()
+        .filter(|w| !w.contains('/') && !w.contains('\\'))
+        .filter(|w| !w.trim_end_matches([':', ',', ')']).rsplit(':').next().is_some_and(|t| {
+            !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) && w.contains(':')
+        }))
+        .collect();
+    let cleaned = cleaned.join(" ");
+    let cands = candidates(&cleaned, |w| {
+        useful(w)
+            && !sorted_contains(ERROR_NOISE, w)
+            && !w.chars().all(|c| c.is_ascii_digit())
+            // hex hashes and addresses
+            && !(w.len() >= 8 && w.bytes().all(|b| b.is_ascii_hexdigit()))
+    });
+    let terms = pick(cands, ERROR_TERMS);
+    if terms.len() < 2 { Vec::new() } else { terms }
+}
+
+/// Identifier-like words of code: `[A-Za-z_][A-Za-z0-9_]*`, in order, deduplicated.
+fn identifiers(code: &str) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    let bytes = code.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b.is_ascii_alphabetic() || b == b'_' {
+            let start = i;
+            while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                i += 1;
+            }
+            // Only ASCII bytes were consumed, so these are char boundaries.
+            let w = &code[start..i];
+            if !out.contains(&w) {
+                out.push(w);
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Whether an identifier looks like a program symbol rather than a keyword or prose word.
+fn symbol_like(w: &str) -> bool {
+    if w.len() < 3 || w.len() > 64 || w.bytes().all(|b| b == b'_') {
+        return false;
+    }
+    let lower = w.to_ascii_lowercase();
+    if sorted_contains(CODE_WORDS, &lower) || is_stop_word(&lower) {
+        return false;
+    }
+    let has_inner_upper = w.bytes().skip(1).any(|b| b.is_ascii_uppercase());
+    let shaped = w.contains('_') || has_inner_upper || w.bytes().any(|b| b.is_ascii_digit());
+    // Plain lowercase words are often prose in comments; keep them only when long.
+    shaped || w.as_bytes()[0].is_ascii_uppercase() || w.len() >= 6
+}
+
+/// Symbols an edit removes: identifiers in any `old` absent from every `new`. At most 5,
+/// most symbol-like first.
+pub fn removed_symbols(edits: &[(&str, &str)]) -> Vec<String> {
+    let mut removed: Vec<&str> = Vec::new();
+    for (old, _) in edits {
+        for w in identifiers(old) {
+            if symbol_like(w)
+                && !removed.contains(&w)
+                && !edits.iter().any(|(_, new)| identifiers(new).contains(&w))
+            {
+                removed.push(w);
+            }
+        }
+    }
+    // Prefer the most symbol-shaped names (snake_case, camelCase) when there are many.
+    removed.sort_by_key(|w| {
+        let shaped = w.contains('_') || w.bytes().skip(1).any(|b| b.is_ascii_uppercase());
+        std::cmp::Reverse(shaped)
+    });
+    removed.into_iter().take(5).map(str::to_string).collect()
+}
+
+/// The searchable stem of a path: the file stem, or the parent directory's name when the
+/// stem is generic (`src/hook/mod.rs` → `hook`). `None` when neither says anything.
+pub fn path_stem(path: &str) -> Option<String> {
+    let path = path.trim_end_matches('/');
+    let mut comps = path.rsplit(['/', '\\']).filter(|c| !c.is_empty() && *c != "." && *c != "..");
+    let file = comps.next()?;
+    let stem = match file.rfind('.') {
+        Some(0) | None => file,
+        Some(dot) => &file[..dot],
+    };
+    let stem = stem.trim_start_matches('.');
+    let generic = |s: &str| s.len() < 3 || sorted_contains(GENERIC_STEMS, &s.to_ascii_lowercase());
+    if !generic(stem) {
+        return Some(stem.to_string());
+    }
+    comps.find(|c| !generic(c)).map(str::to_string)
+}
+
+/// Literal words of a glob or regex pattern worth searching (`**/*config*.rs` → `config`).
+pub fn pattern_words(pattern: &str) -> Vec<String> {
+    const EXT: &[&str] = &["rs", "ts", "tsx", "js", "jsx", "py", "go", "md", "json", "toml", "yaml", "yml", "txt"];
+    let mut out: Vec<String> = Vec::new();
+    for w in pattern.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+        let lower = w.to_lowercase();
+        if w.chars().count() >= 3 && !EXT.contains(&lower.as_str()) && useful(&lower) && !out.contains(&lower) {
+            out.push(lower);
+        }
+    }
+    out.truncate(4);
+    out
+}
+
+/// Whether a Bash command runs a build (any segment of a `&&`, `;` or `|` chain).
+pub fn is_build_command(command: &str) -> bool {
+    command
+        .split(['\n', ';', '|', '&', '(', ')'])
+        .any(|seg| segment_is_build(seg.split_whitespace().collect::<Vec<_>>().as_slice()))
+}
+
+fn segment_is_build(words: &[&str]) -> bool {
+    // Skip `VAR=value`, `sudo`, `time`, `env`, `nice`, `command` and `cd`-less prefixes.
+    let mut i = 0;
+    while i < words.len() {
+        let w = words[i];
+        let assignment = w.contains('=') && !w.starts_with('=') && !w.starts_with('-');
+        if assignment || matches!(w, "sudo" | "time" | "env" | "nice" | "command" | "exec" | "nohup") {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    let Some(prog) = words.get(i) else { return false };
+    let prog = prog.rsplit('/').next().unwrap_or(prog);
+    let args = &words[i + 1..];
+    let sub = |names: &[&str]| args.iter().find(|a| !a.starts_with('-') && !a.starts_with('+')).is_some_and(|a| names.contains(a));
+    match prog {
+        "make" | "gmake" | "cmake" | "ninja" | "gcc" | "g++" | "cc" | "c++" | "clang" | "clang++"
+        | "rustc" | "xcodebuild" | "gradle" | "gradlew" | "mvn" | "mvnw" | "bazel" | "tsc" | "javac" => true,
+        "cargo" => sub(&["build", "b", "check", "c", "test", "t", "run", "r", "clippy", "nextest", "bench", "install", "doc"]),
+        "go" => sub(&["build", "test", "install", "vet", "run"]),
+        "swift" => sub(&["build", "test"]),
+        "dotnet" => sub(&["build", "test", "publish"]),
+        "npm" | "pnpm" | "yarn" | "bun" => {
+            let rest: Vec<&str> = args.iter().copied().filter(|a| !a.starts_with('-')).collect();
+            let target = match rest.as_slice() {
+                ["run" | "run-script", t, ..] => Some(*t),
+                [t, ..] if prog != "npm" => Some(*t),
+                _ => None,
+            };
+            target.is_some_and(|t| t == "build" || t.starts_with("build:") || t == "compile")
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prompt_keywords() {
+        assert_eq!(
+            prompt_terms("Can you please help me fix the flaky rebase test in GitSync?"),
+            ["fix", "flaky", "rebase", "test", "gitsync"]
+        );
+        assert!(prompt_terms("hi there").is_empty());
+        assert!(prompt_terms("please can you help me").is_empty());
+        assert!(prompt_terms(&"word ".repeat(120)).is_empty());
+        let many = prompt_terms("alpha beta gamma delta epsilon zeta eta theta iota kappa");
+        assert_eq!(many.len(), 6);
+    }
+
+    #[test]
+    fn error_keywords() {
+        let e = "Exit code 101\n   Compiling foo v0.1.0\nerror[E0502]: cannot borrow `self.cache` as mutable\n --> src/main.rs:10:5\n";
+        let text = error_text(e);
+        assert!(!text.contains("Exit code"));
+        let terms = error_terms(&text);
+        assert!(terms.contains(&"e0502".to_string()), "{terms:?}");
+        assert!(terms.contains(&"borrow".to_string()), "{terms:?}");
+        assert!(!terms.iter().any(|t| t.contains("main")), "{terms:?}");
+        assert!(error_terms("Exit code 1").is_empty());
+        assert!(terms.len() <= ERROR_TERMS);
+    }
+
+    #[test]
+    fn removed_symbols_from_edits() {
+        let r = removed_symbols(&[("let x = parse_config(&path);\n// load it", "let x = load_settings(&path);\n// load it")]);
+        assert_eq!(r, ["parse_config"]);
+        let r = removed_symbols(&[("fn CachedEntry() {}", "fn Other() {}"), ("old_helper()", "")]);
+        assert_eq!(r, ["CachedEntry", "old_helper"]);
+        assert!(removed_symbols(&[("return self", "")]).is_empty());
+    }
+
+    #[test]
+    fn stems() {
+        assert_eq!(path_stem("/r/src/rebase_onto.rs").as_deref(), Some("rebase_onto"));
+        assert_eq!(path_stem("client/src/hook/mod.rs").as_deref(), Some("hook"));
+        assert_eq!(path_stem("src/lib.rs"), None);
+        assert_eq!(path_stem(".gitignore").as_deref(), Some("gitignore"));
+    }
+
+    #[test]
+    fn build_commands() {
+        for c in ["cargo build --release", "RUST_LOG=1 cargo test -p x", "cd a && make -j4", "npm run build",
+            "pnpm build", "yarn run build:prod", "go build ./...", "gcc -o a a.c", "swift build",
+            "./gradlew assemble", "mvn package", "dotnet build", "xcodebuild -scheme X", "cmake --build ."] {
+            assert!(is_build_command(c), "{c}");
+        }
+        for c in ["ls -la", "git status", "npm install", "cargo fmt", "echo make", "grep cargo x", "go fmt"] {
+            assert!(!is_build_command(c), "{c}");
+        }
+    }
+}

@@ -1,0 +1,805 @@
+//! `helix mcp`: a stdio MCP server (rmcp) giving the model `search`, `store`, `read`, `brief`
+//! and `topics` over the same cache, overlay and pending path as the CLI and the hooks.
+
+use crate::config::{self, ProjectConfig};
+use crate::knowledge::Knowledge;
+use crate::pending::{self, NewEntry};
+use helix_index_format::{EntryRef, SearchOptions};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Largest accepted entry body; more is almost certainly a pasted log, not knowledge.
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+const MAX_QUERY_CHARS: usize = 2_000;
+const MAX_TITLE_CHARS: usize = 200;
+const MAX_TOPIC_CHARS: usize = 100;
+const MAX_LIST_ITEMS: usize = 64;
+const MAX_LIST_ITEM_CHARS: usize = 512;
+const DEFAULT_LIMIT: usize = 8;
+const MAX_LIMIT: usize = 50;
+/// At most this many entries listed by `brief` for one topic.
+const BRIEF_TOPIC_ENTRIES: usize = 50;
+/// At most this many topics listed by `brief` without a topic.
+const BRIEF_TOP_TOPICS: usize = 20;
+
+const TOOL_NAMES: [&str; 5] = ["search", "store", "read", "brief", "topics"];
+
+const INSTRUCTIONS: &str = "helix holds the team's hard-won knowledge about this code base: \
+build and test gotchas, root causes of past failures, decisions and why they were made, \
+fragile files and how to change them safely. It answers from a local cache in milliseconds.\n\
+Search helix (`search`) before non-trivial work in an unfamiliar area, when a command or test \
+fails with an error you do not immediately understand, and before editing files you have not \
+touched before. Use `read` for an entry's full text, `brief` or `topics` for an overview.\n\
+Store (`store`) what the next person would otherwise rediscover the hard way: the root cause \
+of a non-obvious failure and its fix, a decision and its reason, a fragile spot and how to \
+work with it. One fact per entry, a specific title, no secrets, no transient chatter. \
+Search first so you do not store a duplicate.";
+
+/// Arguments of `search`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    /// Keywords or an error message to look for, e.g. "cargo build linker error openssl".
+    pub query: String,
+    /// Maximum number of hits (1-50, default 8).
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// Only entries of this topic (see `topics`), e.g. "build".
+    #[serde(default)]
+    pub topic: Option<String>,
+    /// Only entries of this project (see `topics`); default: every followed project.
+    #[serde(default)]
+    pub project: Option<String>,
+}
+
+/// Arguments of `store`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StoreArgs {
+    /// Topic folder for the entry, lowercase, e.g. "build", "ci", "database". Prefer an existing topic (see `topics`).
+    pub topic: String,
+    /// Specific one-line title stating the fact, e.g. "cargo test hangs when DATABASE_URL points at prod".
+    pub title: String,
+    /// Markdown body (at most 64 KiB): what happens, the root cause, the fix or decision, and how to recognise it. No secrets.
+    pub body: String,
+    /// Optional keywords, e.g. ["linker", "openssl"].
+    #[serde(default)]
+    pub tags: Option<Vec<String>>,
+    /// Optional repository-relative code paths the entry is about, e.g. ["src/db/pool.rs"]; hooks show the entry when these files are read or edited.
+    #[serde(default)]
+    pub sources: Option<Vec<String>>,
+    /// Project to store into; default: the first project of `.helix.toml`.
+    #[serde(default)]
+    pub project: Option<String>,
+}
+
+/// Arguments of `read`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadArgs {
+    /// Entry id as returned by `search`: "project:topic/slug.md" or a bare "topic/slug.md".
+    pub id: String,
+}
+
+/// Arguments of `brief`.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BriefArgs {
+    /// A topic to list the entries of; omit for an overview of all topics.
+    #[serde(default)]
+    pub topic: Option<String>,
+}
+
+/// Arguments of `topics` (none).
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TopicsArgs {}
+
+/// A tool failure the model can act on: reported as a tool result with `isError: true`, so the
+/// message reaches the model (protocol errors are often shown only as "internal error").
+#[derive(Debug)]
+struct ToolError(String);
+
+type ToolOutcome = Result<(String, Value), ToolError>;
+
+fn fail<T>(msg: impl Into<String>) -> Result<T, ToolError> {
+    Err(ToolError(msg.into()))
+}
+
+/// The MCP server: stateless apart from the working directory; every call re-opens the
+/// knowledge (cheap: mmap) so it reflects syncs and stores made meanwhile.
+#[derive(Debug, Clone)]
+pub struct HelixMcp {
+    cwd: PathBuf,
+    tool_router: ToolRouter<HelixMcp>,
+}
+
+/// Runs `helix mcp` on stdin/stdout until the client closes the connection.
+pub fn run() -> anyhow::Result<()> {
+    let cwd = std::env::current_dir()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        let service = HelixMcp::new(cwd)
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| anyhow::anyhow!("MCP initialization failed: {e}"))?;
+        service.waiting().await?;
+        anyhow::Ok(())
+    })?;
+    // Stdin reads run on the blocking pool; do not wait for a read that will never finish.
+    rt.shutdown_background();
+    Ok(())
+}
+
+/// Runs a tool body on the blocking pool (file I/O, mmap) and turns it into a tool result.
+async fn run_tool(
+    f: impl FnOnce() -> ToolOutcome + Send + 'static,
+    tool: &'static str,
+) -> Result<CallToolResult, ErrorData> {
+    let outcome = match tokio::task::spawn_blocking(f).await {
+        Ok(o) => o,
+        Err(e) => Err(ToolError(format!("internal error: {e}"))),
+    };
+    Ok(match outcome {
+        Ok((text, structured)) => {
+            let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+            r.structured_content = Some(structured);
+            r
+        }
+        Err(ToolError(msg)) => {
+            eprintln!("helix mcp: {tool}: {msg}");
+            CallToolResult::error(vec![ContentBlock::text(format!("helix {tool}: {msg}"))])
+        }
+    })
+}
+
+#[tool_router]
+impl HelixMcp {
+    pub fn new(cwd: PathBuf) -> Self {
+        HelixMcp {
+            cwd,
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    #[tool(
+        description = "Search the team's knowledge base (all followed projects plus entries stored \
+        but not yet synced) with BM25 keyword ranking. Use before non-trivial work in an unfamiliar \
+        area, on an error you do not recognise (pass the distinctive part of the message), or before \
+        editing an unfamiliar file (pass its name and key symbols). Returns the best hits with id, \
+        project, topic, date, title and a snippet; pass an id to `read` for the full entry.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn search(
+        &self,
+        Parameters(args): Parameters<SearchArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let cwd = self.cwd.clone();
+        run_tool(move || search_tool(&cwd, args), "search").await
+    }
+
+    #[tool(
+        description = "Store a new knowledge entry for the team: the root cause of a non-obvious \
+        failure and its fix, a decision and its reason, or a fragile spot and how to work with it. \
+        The entry becomes a pending entry, visible to `search` and the hooks at once, and is pushed \
+        to the team's knowledge repository by `helix sync` (started in the background when a server \
+        is configured). One fact per entry; search first to avoid duplicates; never include secrets \
+        (entries with keys or tokens are rejected). Returns the new entry's id.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn store(
+        &self,
+        Parameters(args): Parameters<StoreArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let cwd = self.cwd.clone();
+        run_tool(move || store_tool(&cwd, args), "store").await
+    }
+
+    #[tool(
+        description = "Read one knowledge entry in full: title, topic, tags, sources (code paths it is \
+        about), author, date and the whole Markdown body. Pass an id from `search` or `brief`, e.g. \
+        \"backend:build/linker-errors.md\" or \"build/linker-errors.md\".",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn read(
+        &self,
+        Parameters(args): Parameters<ReadArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let cwd = self.cwd.clone();
+        run_tool(move || read_tool(&cwd, args), "read").await
+    }
+
+    #[tool(
+        description = "Compact overview of the knowledge base. Without a topic: entry counts per \
+        project and the largest topics. With a topic: that topic's entries (id, date, title), newest \
+        first. Use it to get oriented at the start of work or before storing into a topic.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn brief(
+        &self,
+        Parameters(args): Parameters<BriefArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let cwd = self.cwd.clone();
+        run_tool(move || brief_tool(&cwd, args), "brief").await
+    }
+
+    #[tool(
+        description = "List every topic with its entry count, per followed project (pending entries \
+        included). Use it to pick a `topic` filter for `search` or an existing topic for `store`.",
+        annotations(read_only_hint = true, open_world_hint = false)
+    )]
+    async fn topics(
+        &self,
+        Parameters(_args): Parameters<TopicsArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let cwd = self.cwd.clone();
+        run_tool(move || topics_tool(&cwd), "topics").await
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for HelixMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("helix", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if self.tool_router.get(&request.name).is_none() {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "unknown tool `{}`; helix offers: {}",
+                    request.name,
+                    TOOL_NAMES.join(", ")
+                ),
+                None,
+            ));
+        }
+        let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+        self.tool_router.call(tcc).await
+    }
+}
+
+/// Loads the project configuration; a missing `.helix.toml` is a tool error saying what to create.
+fn require_config(cwd: &Path) -> Result<ProjectConfig, ToolError> {
+    match config::find(cwd) {
+        Ok(Some(cfg)) => Ok(cfg),
+        Ok(None) => fail(config::missing_config_help(cwd)),
+        Err(e) => fail(format!("{e:#}")),
+    }
+}
+
+/// Opens the knowledge of `cfg`; no artifact at all is an error saying to run `helix sync`.
+fn open_knowledge(cfg: &ProjectConfig) -> Result<Knowledge, ToolError> {
+    let k = Knowledge::from_config(cfg);
+    if k.sources().is_empty() {
+        return fail(format!(
+            "no knowledge cached yet for {} ({}); run `helix sync` in {} to download it",
+            plural_list(&cfg.projects),
+            cfg.file.display(),
+            cfg.root.display()
+        ));
+    }
+    Ok(k)
+}
+
+fn plural_list(projects: &[String]) -> String {
+    match projects {
+        [one] => format!("project `{one}`"),
+        many => format!(
+            "projects {}",
+            many.iter()
+                .map(|p| format!("`{p}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+fn check_project(cfg: &ProjectConfig, project: &Option<String>) -> Result<(), ToolError> {
+    match project {
+        Some(p) if !cfg.projects.contains(p) => fail(format!(
+            "unknown project `{p}`; {} follows {}",
+            cfg.file.display(),
+            plural_list(&cfg.projects)
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn search_tool(cwd: &Path, args: SearchArgs) -> ToolOutcome {
+    let query = args.query.trim();
+    if query.is_empty() {
+        return fail("`query` is empty; pass keywords or an error message");
+    }
+    if query.chars().count() > MAX_QUERY_CHARS {
+        return fail(format!(
+            "`query` is {} characters; at most {MAX_QUERY_CHARS} (pass the distinctive part of an error)",
+            query.chars().count()
+        ));
+    }
+    let limit = match args.limit {
+        None => DEFAULT_LIMIT,
+        Some(0) => return fail("`limit` must be at least 1"),
+        Some(n) => (n as usize).min(MAX_LIMIT),
+    };
+    let topic = args
+        .topic
+        .map(|t| t.trim().to_string())
+        .filter(|t| !t.is_empty());
+    let cfg = require_config(cwd)?;
+    check_project(&cfg, &args.project)?;
+    let k = open_knowledge(&cfg)?;
+    let opts = SearchOptions {
+        // With a project filter, fetch more so the filter still leaves `limit` hits.
+        limit: if args.project.is_some() {
+            limit.saturating_mul(8).max(100)
+        } else {
+            limit
+        },
+        topic: topic.clone(),
+        now: Some(now_unix()),
+        ..SearchOptions::default()
+    };
+    let mut hits = k.search(query, &opts);
+    if let Some(p) = &args.project {
+        hits.retain(|h| h.project == p);
+    }
+    hits.truncate(limit);
+
+    let mut text = String::new();
+    let mut items = Vec::with_capacity(hits.len());
+    if hits.is_empty() {
+        let _ = write!(text, "No entries match \"{query}\"");
+        if let Some(t) = &topic {
+            let _ = write!(text, " in topic `{t}`");
+        }
+        text.push_str(". Try fewer or other keywords, or `topics` to see what is covered.");
+    } else {
+        let _ = writeln!(text, "{} hit(s) for \"{query}\":", hits.len());
+    }
+    for (i, h) in hits.iter().enumerate() {
+        let e = &h.hit.entry;
+        let date = e.date.map(format_date);
+        let _ = write!(
+            text,
+            "{}. {}:{} — {} [{}",
+            i + 1,
+            h.project,
+            e.id,
+            e.title,
+            e.topic
+        );
+        if let Some(d) = &date {
+            let _ = write!(text, ", {d}");
+        }
+        text.push_str("]\n");
+        let snippet = one_line(&h.hit.snippet);
+        if !snippet.is_empty() {
+            let _ = writeln!(text, "   {snippet}");
+        }
+        items.push(json!({
+            "id": format!("{}:{}", h.project, e.id),
+            "project": h.project,
+            "path": e.id,
+            "topic": e.topic,
+            "title": e.title,
+            "date": date,
+            "score": h.hit.score,
+            "snippet": h.hit.snippet,
+        }));
+    }
+    Ok((
+        text.trim_end().to_string(),
+        json!({ "query": query, "hits": items }),
+    ))
+}
+
+/// Size and shape checks made before anything is written; the pending path validates the rest.
+fn check_store_args(args: &StoreArgs) -> Result<(), ToolError> {
+    if args.body.len() > MAX_BODY_BYTES {
+        return fail(format!(
+            "`body` is {} bytes; at most {MAX_BODY_BYTES} bytes (64 KiB). Store the essence: \
+             root cause, fix, how to recognise it",
+            args.body.len()
+        ));
+    }
+    if args.body.trim().is_empty() {
+        return fail("`body` is empty; say what happens, why, and what to do");
+    }
+    if args.title.trim().is_empty() {
+        return fail("`title` is empty; give a specific one-line title");
+    }
+    if args.title.chars().count() > MAX_TITLE_CHARS || args.title.contains('\n') {
+        return fail(format!(
+            "`title` must be one line of at most {MAX_TITLE_CHARS} characters"
+        ));
+    }
+    if args.topic.trim().is_empty() {
+        return fail("`topic` is empty; use an existing topic (see `topics`) such as \"build\"");
+    }
+    if args.topic.chars().count() > MAX_TOPIC_CHARS {
+        return fail(format!(
+            "`topic` is longer than {MAX_TOPIC_CHARS} characters"
+        ));
+    }
+    for (name, list) in [("tags", &args.tags), ("sources", &args.sources)] {
+        let Some(list) = list else { continue };
+        if list.len() > MAX_LIST_ITEMS {
+            return fail(format!(
+                "`{name}` has {} items; at most {MAX_LIST_ITEMS}",
+                list.len()
+            ));
+        }
+        if let Some(bad) = list
+            .iter()
+            .find(|s| s.chars().count() > MAX_LIST_ITEM_CHARS)
+        {
+            return fail(format!(
+                "`{name}` item starting \"{}\" is longer than {MAX_LIST_ITEM_CHARS} characters",
+                bad.chars().take(40).collect::<String>()
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn store_tool(cwd: &Path, args: StoreArgs) -> ToolOutcome {
+    check_store_args(&args)?;
+    let cfg = require_config(cwd)?;
+    check_project(&cfg, &args.project)?;
+    let new = NewEntry {
+        topic: args.topic.trim().to_string(),
+        title: args.title.trim().to_string(),
+        body: args.body,
+        tags: args.tags.unwrap_or_default(),
+        sources: args.sources.unwrap_or_default(),
+        project: args.project,
+    };
+    let stored = pending::store(&cfg, new).map_err(|e| ToolError(format!("{e:#}")))?;
+    let full_id = format!("{}:{}", stored.project, stored.id);
+    let syncing = match &cfg.server {
+        Some(_) => spawn_background_sync(&cfg.root),
+        None => false,
+    };
+    let text = match (&cfg.server, syncing) {
+        (Some(server), true) => format!(
+            "Stored `{full_id}` as a pending entry; search and hooks see it now. \
+             `helix sync` is pushing it to {server} in the background."
+        ),
+        (Some(server), false) => format!(
+            "Stored `{full_id}` as a pending entry; search and hooks see it now. \
+             It will be pushed to {server} at the next `helix sync`."
+        ),
+        (None, _) => format!(
+            "Stored `{full_id}` as a pending entry; search and hooks see it now \
+             (local project without a server: no push)."
+        ),
+    };
+    let structured = json!({
+        "id": full_id,
+        "project": stored.project,
+        "path": stored.id,
+        "key": stored.key,
+        "status": "pending",
+        "syncing": syncing,
+    });
+    Ok((text, structured))
+}
+
+/// Starts `helix sync --quiet` detached, so a reachable server gets the entry soon without
+/// making the tool call wait on the network. Returns whether it started.
+fn spawn_background_sync(root: &Path) -> bool {
+    use std::process::{Command, Stdio};
+    let Ok(exe) = std::env::current_exe() else {
+        return false;
+    };
+    let mut cmd = Command::new(exe);
+    cmd.args(["sync", "--quiet"])
+        .current_dir(root)
+        // stdout is our JSON-RPC channel: the child must never write to it.
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        // Its own process group: an interrupt aimed at the session does not cut a push short.
+        cmd.process_group(0);
+    }
+    match cmd.spawn() {
+        Ok(mut child) => {
+            // Reap it so no zombie lingers for the life of the server.
+            std::thread::spawn(move || {
+                let _ = child.wait();
+            });
+            true
+        }
+        Err(e) => {
+            eprintln!("helix mcp: could not start background `helix sync`: {e}");
+            false
+        }
+    }
+}
+
+fn read_tool(cwd: &Path, args: ReadArgs) -> ToolOutcome {
+    let id = args.id.trim();
+    if id.is_empty() {
+        return fail("`id` is empty; pass an id from `search`, e.g. \"build/linker-errors.md\"");
+    }
+    if id.len() > 1024 {
+        return fail("`id` is longer than 1024 bytes; pass an id from `search`");
+    }
+    let cfg = require_config(cwd)?;
+    let k = open_knowledge(&cfg)?;
+    let Some((project, e)) = k.read(id) else {
+        return fail(format!(
+            "no entry `{id}`; ids look like \"project:topic/slug.md\" or \"topic/slug.md\" — use `search` to find one"
+        ));
+    };
+    let text = render_entry_text(project, &e);
+    Ok((text, entry_json(project, &e)))
+}
+
+fn render_entry_text(project: &str, e: &EntryRef<'_>) -> String {
+    let mut t = String::new();
+    let _ = writeln!(t, "# {}", e.title);
+    let _ = write!(t, "id: {project}:{} · topic: {}", e.id, e.topic);
+    if let Some(d) = e.date {
+        let _ = write!(t, " · date: {}", format_date(d));
+    }
+    if let Some(a) = e.author.filter(|a| !a.is_empty()) {
+        let _ = write!(t, " · author: {a}");
+    }
+    t.push('\n');
+    if !e.tags.is_empty() {
+        let _ = writeln!(t, "tags: {}", e.tags.join(", "));
+    }
+    if !e.sources.is_empty() {
+        let _ = writeln!(t, "sources: {}", e.sources.join(", "));
+    }
+    t.push('\n');
+    t.push_str(e.body.trim_end());
+    t
+}
+
+fn entry_json(project: &str, e: &EntryRef<'_>) -> Value {
+    let extra: Value = if e.extra_json.is_empty() {
+        json!({})
+    } else {
+        serde_json::from_str(e.extra_json).unwrap_or_else(|_| json!({}))
+    };
+    json!({
+        "id": format!("{project}:{}", e.id),
+        "project": project,
+        "path": e.id,
+        "topic": e.topic,
+        "title": e.title,
+        "tags": e.tags,
+        "sources": e.sources,
+        "author": e.author,
+        "date": e.date.map(format_date),
+        "body": e.body,
+        "extra": extra,
+    })
+}
+
+fn brief_tool(cwd: &Path, args: BriefArgs) -> ToolOutcome {
+    let cfg = require_config(cwd)?;
+    let k = open_knowledge(&cfg)?;
+    let topics = k.topics();
+    let topic = args
+        .topic
+        .map(|t| t.trim().to_string())
+        .filter(|t| !t.is_empty());
+    let Some(topic) = topic else {
+        // Overview: per-project totals and the largest topics.
+        let mut per_project: BTreeMap<&str, (u64, usize)> = BTreeMap::new();
+        for (p, t) in &topics {
+            let e = per_project.entry(p).or_default();
+            e.0 += u64::from(t.count);
+            e.1 += 1;
+        }
+        let mut largest: Vec<_> = topics.iter().collect();
+        largest.sort_by(|a, b| b.1.count.cmp(&a.1.count).then(a.1.topic.cmp(b.1.topic)));
+        largest.truncate(BRIEF_TOP_TOPICS);
+        let total: u64 = per_project.values().map(|v| v.0).sum();
+        let mut text = format!("helix: {total} entries");
+        for (p, (n, t)) in &per_project {
+            let _ = write!(text, "\n- {p}: {n} entries in {t} topics");
+        }
+        if !largest.is_empty() {
+            text.push_str("\nLargest topics: ");
+            let parts: Vec<String> = largest
+                .iter()
+                .map(|(p, t)| topic_label(&per_project, p, t.topic, t.count))
+                .collect();
+            text.push_str(&parts.join(", "));
+        }
+        text.push_str(
+            "\nUse `brief` with a topic to list its entries, `search` to find by keywords.",
+        );
+        let structured = json!({
+            "entries": total,
+            "projects": per_project.iter().map(|(p, (n, t))| json!({"project": p, "entries": n, "topics": t})).collect::<Vec<_>>(),
+            "top_topics": largest.iter().map(|(p, t)| json!({"project": p, "topic": t.topic, "count": t.count})).collect::<Vec<_>>(),
+        });
+        return Ok((text, structured));
+    };
+
+    if !topics.iter().any(|(_, t)| t.topic == topic) {
+        let mut known: Vec<&str> = topics.iter().map(|(_, t)| t.topic).collect();
+        known.sort_unstable();
+        known.dedup();
+        let shown = known
+            .iter()
+            .take(40)
+            .copied()
+            .collect::<Vec<_>>()
+            .join(", ");
+        return fail(format!(
+            "no topic `{topic}`; known topics: {shown}{}",
+            if known.len() > 40 { ", …" } else { "" }
+        ));
+    }
+    // List the topic's entries, the overlay's first so a pending copy shadows the synced one.
+    let mut seen = std::collections::HashSet::new();
+    let mut entries: Vec<(&str, EntryRef<'_>)> = Vec::new();
+    let mut order: Vec<_> = k.sources().iter().filter(|s| s.overlay).collect();
+    order.extend(k.sources().iter().filter(|s| !s.overlay));
+    for src in order {
+        for doc in 0..src.index.len() {
+            let Ok(e) = src.index.entry(doc) else {
+                continue;
+            };
+            if e.topic == topic && seen.insert((src.project.as_str(), e.id)) {
+                entries.push((src.project.as_str(), e));
+            }
+        }
+    }
+    entries.sort_by(|a, b| b.1.date.cmp(&a.1.date).then(a.1.id.cmp(b.1.id)));
+    let total = entries.len();
+    entries.truncate(BRIEF_TOPIC_ENTRIES);
+    let mut text = format!("Topic `{topic}`: {total} entries");
+    if total > entries.len() {
+        let _ = write!(text, " (newest {} shown)", entries.len());
+    }
+    let mut items = Vec::with_capacity(entries.len());
+    for (p, e) in &entries {
+        let date = e.date.map(format_date);
+        let _ = write!(text, "\n- {p}:{} — {}", e.id, e.title);
+        if let Some(d) = &date {
+            let _ = write!(text, " ({d})");
+        }
+        items.push(json!({"id": format!("{p}:{}", e.id), "project": p, "path": e.id, "title": e.title, "date": date}));
+    }
+    Ok((
+        text,
+        json!({"topic": topic, "total": total, "entries": items}),
+    ))
+}
+
+/// `project/topic (n)` when several projects are followed, else `topic (n)`.
+fn topic_label<V>(
+    per_project: &BTreeMap<&str, V>,
+    project: &str,
+    topic: &str,
+    count: u32,
+) -> String {
+    if per_project.len() > 1 {
+        format!("{project}/{topic} ({count})")
+    } else {
+        format!("{topic} ({count})")
+    }
+}
+
+fn topics_tool(cwd: &Path) -> ToolOutcome {
+    let cfg = require_config(cwd)?;
+    let k = open_knowledge(&cfg)?;
+    let mut per_project: BTreeMap<&str, Vec<(&str, u32)>> = BTreeMap::new();
+    for (p, t) in k.topics() {
+        per_project.entry(p).or_default().push((t.topic, t.count));
+    }
+    let mut text = String::new();
+    let mut projects = Vec::new();
+    for (p, topics) in &per_project {
+        let total: u64 = topics.iter().map(|(_, n)| u64::from(*n)).sum();
+        let list: Vec<String> = topics.iter().map(|(t, n)| format!("{t} ({n})")).collect();
+        let _ = writeln!(
+            text,
+            "{p} — {total} entries, {} topics: {}",
+            topics.len(),
+            list.join(", ")
+        );
+        projects.push(json!({
+            "project": p,
+            "entries": total,
+            "topics": topics.iter().map(|(t, n)| json!({"topic": t, "count": n})).collect::<Vec<_>>(),
+        }));
+    }
+    if per_project.is_empty() {
+        text.push_str(
+            "No topics yet: the knowledge base is empty. Use `store` to add the first entry.",
+        );
+    }
+    Ok((text.trim_end().to_string(), json!({ "projects": projects })))
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn now_unix() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+/// Unix seconds as a UTC `YYYY-MM-DD` (days-from-civil inverse, proleptic Gregorian).
+fn format_date(secs: i64) -> String {
+    let days = secs.div_euclid(86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_format_as_utc_days() {
+        assert_eq!(format_date(0), "1970-01-01");
+        assert_eq!(format_date(951_782_400), "2000-02-29");
+        assert_eq!(format_date(1_767_225_599), "2025-12-31");
+        assert_eq!(format_date(-86_400), "1969-12-31");
+    }
+
+    #[test]
+    fn oversize_body_is_rejected_before_writing() {
+        let args = StoreArgs {
+            topic: "build".into(),
+            title: "t".into(),
+            body: "x".repeat(MAX_BODY_BYTES + 1),
+            tags: None,
+            sources: None,
+            project: None,
+        };
+        let err = check_store_args(&args).unwrap_err();
+        assert!(err.0.contains("64 KiB"), "{}", err.0);
+    }
+}

@@ -1,0 +1,388 @@
+//! The one write path for `helix store` and MCP `store`: a pending entry file per store under
+//! `$XDG_DATA_HOME/helix/pending/<project>/<key>.md`, plus a small overlay index rebuilt at once.
+
+use crate::config::ProjectConfig;
+use crate::knowledge::OVERLAY_FILE;
+use anyhow::{Context, Result, bail};
+use helix_index_format::{BuildInfo, Entry};
+use std::path::{Path, PathBuf};
+
+/// What a caller wants stored.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NewEntry {
+    pub topic: String,
+    pub title: String,
+    pub body: String,
+    pub tags: Vec<String>,
+    pub sources: Vec<String>,
+    /// Target project; the first followed project when `None`.
+    pub project: Option<String>,
+}
+
+/// Where a stored entry went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stored {
+    pub project: String,
+    /// Idempotency key (the pending file's stem); empty in local mode, where it is written directly.
+    pub key: String,
+    /// Entry id it will have on the server: `<topic>/<slug>.md`.
+    pub id: String,
+}
+
+/// One pending entry on disk.
+#[derive(Debug, Clone)]
+pub struct PendingFile {
+    pub key: String,
+    pub path: PathBuf,
+    pub new: NewEntry,
+}
+
+/// Safe `[a-z0-9-]` slug of a title (never empty).
+pub fn slugify(title: &str) -> String {
+    let mut s = String::new();
+    for c in title.chars().flat_map(char::to_lowercase) {
+        if c.is_ascii_alphanumeric() {
+            s.push(c);
+        } else if !s.ends_with('-') && !s.is_empty() {
+            s.push('-');
+        }
+    }
+    let mut s = s.trim_matches('-').to_string();
+    if s.len() > 80 {
+        s.truncate(80);
+        s = s.trim_end_matches('-').to_string();
+    }
+    if s.is_empty() { "entry".to_string() } else { s }
+}
+
+/// The id the server will give this entry.
+pub fn entry_id(new: &NewEntry) -> String {
+    format!("{}/{}.md", new.topic, slugify(&new.title))
+}
+
+fn bad(what: &str, why: &str) -> anyhow::Error {
+    anyhow::anyhow!("invalid entry: {what} {why}")
+}
+
+/// Checks a new entry before anything is written.
+pub fn validate(new: &NewEntry) -> Result<()> {
+    let topic = new.topic.trim();
+    if topic.is_empty() {
+        return Err(bad("topic", "is empty"));
+    }
+    if topic.len() > 64
+        || topic.starts_with(['.', '-'])
+        || !topic
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    {
+        return Err(bad(
+            &format!("topic `{topic}`"),
+            "must be one folder name of letters, digits, `-`, `_`, `.`",
+        ));
+    }
+    if new.title.trim().is_empty() {
+        return Err(bad("title", "is empty"));
+    }
+    if new.title.len() > 200 || new.title.contains(['\n', '\r']) {
+        return Err(bad("title", "must be one line of at most 200 bytes"));
+    }
+    if new.body.trim().is_empty() {
+        return Err(bad("body", "is empty"));
+    }
+    if new.body.len() > helix_index_format::MAX_ENTRY_BYTES / 2 {
+        return Err(bad("body", "is too large"));
+    }
+    for t in &new.tags {
+        if t.trim().is_empty() || t.contains([',', '\n']) {
+            return Err(bad(
+                &format!("tag `{t}`"),
+                "must be non-empty, without commas or newlines",
+            ));
+        }
+    }
+    for s in &new.sources {
+        if s.trim().is_empty()
+            || s.starts_with('/')
+            || s.split('/').any(|c| c == "..")
+            || s.contains('\n')
+        {
+            return Err(bad(
+                &format!("source `{s}`"),
+                "must be a repository-relative path without `..`",
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn yaml_str(s: &str) -> String {
+    // A JSON string is a valid YAML double-quoted scalar.
+    serde_json::to_string(s).expect("serialising a str cannot fail")
+}
+
+fn yaml_list(items: &[String]) -> String {
+    let parts: Vec<String> = items.iter().map(|s| yaml_str(s)).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+/// Markdown with YAML front matter for a new entry.
+pub fn render(new: &NewEntry) -> String {
+    let mut out = String::from("---\n");
+    out.push_str(&format!("title: {}\n", yaml_str(new.title.trim())));
+    out.push_str(&format!("topic: {}\n", yaml_str(new.topic.trim())));
+    if !new.tags.is_empty() {
+        out.push_str(&format!("tags: {}\n", yaml_list(&new.tags)));
+    }
+    if !new.sources.is_empty() {
+        out.push_str(&format!("sources: {}\n", yaml_list(&new.sources)));
+    }
+    out.push_str("---\n\n");
+    out.push_str(new.body.trim_end());
+    out.push('\n');
+    out
+}
+
+fn new_key() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    format!(
+        "{}-{:09}-{:016x}",
+        now.as_secs(),
+        now.subsec_nanos(),
+        rand::random::<u64>()
+    )
+}
+
+fn now_secs() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+fn project_for<'a>(cfg: &'a ProjectConfig, wanted: Option<&'a str>) -> Result<&'a str> {
+    match wanted {
+        None => Ok(cfg.default_project()),
+        Some(p) if cfg.projects.iter().any(|q| q == p) => Ok(p),
+        Some(p) => bail!(
+            "project `{p}` is not followed by {} (it follows: {})",
+            cfg.file.display(),
+            cfg.projects.join(", ")
+        ),
+    }
+}
+
+/// Validates `new`, writes it as a pending entry and rebuilds the overlay so it is visible
+/// at once. In local mode the entry is written straight into the knowledge directory and the
+/// local cache is recompiled.
+pub fn store(cfg: &ProjectConfig, new: NewEntry) -> Result<Stored> {
+    let mut new = new;
+    new.topic = new.topic.trim().to_string();
+    new.title = new.title.trim().to_string();
+    new.tags = new
+        .tags
+        .iter()
+        .map(|t| t.trim().to_string())
+        .filter(|t| !t.is_empty())
+        .collect();
+    validate(&new)?;
+    let project = project_for(cfg, new.project.as_deref())?.to_string();
+    let id = entry_id(&new);
+    let text = render(&new);
+    // Same parser as the server: what we store must compile.
+    helix_index_format::parse_entry(&id, text.as_bytes(), None)
+        .map_err(|d| anyhow::anyhow!("invalid entry: {d}"))?;
+
+    if let Some(local) = &cfg.local {
+        let path = local.join(&id);
+        if path.exists() {
+            bail!("{} already exists; choose another title", path.display());
+        }
+        crate::paths::write_atomic(&path, text.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
+        crate::sync::compile_local(cfg, &project)?;
+        return Ok(Stored {
+            project,
+            key: String::new(),
+            id,
+        });
+    }
+
+    let dir = crate::paths::pending_dir(&project);
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let key = new_key();
+    let path = dir.join(format!("{key}.md"));
+    crate::paths::write_atomic(&path, text.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))?;
+    rebuild_overlay(&project)?;
+    Ok(Stored { project, key, id })
+}
+
+/// Parses a pending file's text back into a [`NewEntry`].
+pub fn parse_pending(key: &str, text: &str, project: &str) -> Result<NewEntry> {
+    let e = helix_index_format::parse_entry(&format!("pending/{key}.md"), text.as_bytes(), None)
+        .map_err(|d| anyhow::anyhow!("{d}"))?;
+    Ok(NewEntry {
+        topic: e.topic,
+        title: e.title,
+        body: e.body.trim().to_string(),
+        tags: e.tags,
+        sources: e.sources,
+        project: Some(project.to_string()),
+    })
+}
+
+/// Pending entries of `project`, oldest first. Unreadable files are reported and skipped.
+pub fn list(project: &str) -> Result<Vec<PendingFile>> {
+    let dir = crate::paths::pending_dir(project);
+    let rd = match std::fs::read_dir(&dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", dir.display())),
+    };
+    let mut out = Vec::new();
+    for de in rd {
+        let de = de?;
+        let path = de.path();
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        let Some(key) = name.strip_suffix(".md") else {
+            continue;
+        };
+        if key.starts_with('.') || !is_valid_key(key) {
+            continue;
+        }
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("helix: skipping pending entry {}: {e}", path.display());
+                continue;
+            }
+        };
+        match parse_pending(key, &text, project) {
+            Ok(new) => out.push(PendingFile {
+                key: key.to_string(),
+                path,
+                new,
+            }),
+            Err(e) => eprintln!("helix: skipping pending entry {}: {e:#}", path.display()),
+        }
+    }
+    out.sort_by(|a, b| a.key.cmp(&b.key));
+    Ok(out)
+}
+
+/// Idempotency keys: 1..=128 chars of `[A-Za-z0-9._-]`.
+pub fn is_valid_key(key: &str) -> bool {
+    !key.is_empty()
+        && key.len() <= 128
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
+/// Number of pending entries of `project` (cheap: counts files).
+pub fn count(project: &str) -> usize {
+    std::fs::read_dir(crate::paths::pending_dir(project))
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .filter(|e| {
+                    e.file_name()
+                        .to_str()
+                        .is_some_and(|n| n.ends_with(".md") && !n.starts_with('.'))
+                })
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+fn lock(dir: &Path) -> Result<std::fs::File> {
+    std::fs::create_dir_all(dir)?;
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join(".lock"))
+        .with_context(|| format!("opening lock in {}", dir.display()))?;
+    f.lock()
+        .with_context(|| format!("locking {}", dir.display()))?;
+    Ok(f)
+}
+
+/// Rebuilds `overlay.hix` of `project` from its pending files (removes it when none).
+/// Serialised with a lock file so two concurrent stores never lose each other's entry.
+pub fn rebuild_overlay(project: &str) -> Result<()> {
+    let dir = crate::paths::pending_dir(project);
+    let _guard = lock(&dir)?;
+    let pending = list(project)?;
+    let overlay = dir.join(OVERLAY_FILE);
+    if pending.is_empty() {
+        match std::fs::remove_file(&overlay) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e).with_context(|| format!("removing {}", overlay.display())),
+        }
+        return Ok(());
+    }
+    // Newest wins when two pending entries would get the same id.
+    let mut by_id: std::collections::BTreeMap<String, Entry> = std::collections::BTreeMap::new();
+    for p in pending {
+        let id = entry_id(&p.new);
+        let text = std::fs::read(&p.path).unwrap_or_default();
+        let Ok(mut e) = helix_index_format::parse_entry(&id, &text, None) else {
+            continue;
+        };
+        e.id = id.clone();
+        e.date = p.key.split('-').next().and_then(|s| s.parse().ok());
+        e.extra.insert(
+            "pending_key".into(),
+            serde_json::Value::String(p.key.clone()),
+        );
+        by_id.insert(id, e);
+    }
+    let entries: Vec<Entry> = by_id.into_values().collect();
+    let info = BuildInfo {
+        project: project.to_string(),
+        commit: String::new(),
+        generation: 0,
+        build_time: now_secs(),
+    };
+    let bytes = helix_index_format::build(&entries, &info)
+        .map_err(|e| anyhow::anyhow!("building overlay: {e}"))?;
+    crate::paths::write_atomic(&overlay, &bytes)
+        .with_context(|| format!("writing {}", overlay.display()))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs_are_safe() {
+        assert_eq!(
+            slugify("Cargo: build fails on ../etc"),
+            "cargo-build-fails-on-etc"
+        );
+        assert_eq!(slugify("!!!"), "entry");
+    }
+
+    #[test]
+    fn rejects_traversal() {
+        let mut n = NewEntry {
+            topic: "..".into(),
+            title: "t".into(),
+            body: "b".into(),
+            ..Default::default()
+        };
+        assert!(validate(&n).is_err());
+        n.topic = "git".into();
+        n.sources = vec!["../x".into()];
+        assert!(validate(&n).is_err());
+        n.sources = vec!["src/x.rs".into()];
+        assert!(validate(&n).is_ok());
+    }
+}
