@@ -11,10 +11,14 @@ pub mod layout;
 pub mod read;
 pub mod search;
 pub mod tokenize;
+pub mod validate;
 
 pub use build::{BuildError, BuildInfo, build};
-pub use entry::{Diagnostic, Entry, GitMeta, MAX_ENTRY_BYTES, is_entry_path, parse_entry};
+pub use entry::{
+    Diagnostic, Entry, GitMeta, MAX_ENTRY_BYTES, is_entry_path, parse_entry, render_entry, slugify,
+};
 pub use error::FormatError;
 pub use read::{EntryRef, Index, Meta, TopicCount};
 pub use search::{Hit, Mode, SearchOptions};
 pub use tokenize::{TOKENIZER_VERSION, Token, TokenKind, tokenize};
+pub use validate::{NewEntry, SecretFinding, ValidationError, find_secret, validate_new_entry};
