@@ -497,8 +497,9 @@ fn store_tool(cwd: &Path, args: StoreArgs) -> ToolOutcome {
              It will be pushed to {server} at the next `helix sync`."
         ),
         (None, _) => format!(
-            "Stored `{full_id}` as a pending entry; search and hooks see it now \
-             (local project without a server: no push)."
+            "Stored `{full_id}` in the local knowledge directory{} and compiled it; search and \
+             hooks see it now (local project: commit the file to share it).",
+            cfg.local.as_ref().map(|d| format!(" ({})", d.join(&stored.id).display())).unwrap_or_default()
         ),
     };
     let structured = json!({
@@ -506,7 +507,7 @@ fn store_tool(cwd: &Path, args: StoreArgs) -> ToolOutcome {
         "project": stored.project,
         "path": stored.id,
         "key": stored.key,
-        "status": "pending",
+        "status": if cfg.server.is_some() { "pending" } else { "stored" },
         "syncing": syncing,
     });
     Ok((text, structured))
