@@ -1,7 +1,16 @@
 //! Builder: entries in, artifact bytes out. Deterministic: the same entries and
 //! [`BuildInfo`] always give the same bytes; the checksum is computed while writing.
 
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
+
+use xxhash_rust::xxh3::Xxh3;
+use zerocopy::IntoBytes;
+use zerocopy::little_endian::{I64, U32, U64};
+
 use crate::entry::Entry;
+use crate::layout::*;
+use crate::tokenize::{TOKENIZER_VERSION, tokenize_with};
 
 /// What the artifact header records besides the entries.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -26,6 +35,246 @@ pub enum BuildError {
 
 /// Compiles `entries` (any order) into artifact bytes.
 pub fn build(entries: &[Entry], info: &BuildInfo) -> Result<Vec<u8>, BuildError> {
-    let _ = (entries, info);
-    unimplemented!("being written")
+    let mut docs: Vec<&Entry> = entries.iter().collect();
+    docs.sort_unstable_by(|a, b| a.id.cmp(&b.id));
+    if let Some(w) = docs.windows(2).find(|w| w[0].id == w[1].id) {
+        return Err(BuildError::DuplicateId { id: w[0].id.clone() });
+    }
+    let n_docs = u32_of(docs.len(), "entry count")?;
+
+    let mut strings = Strings::default();
+    let project = strings.add(&info.project)?;
+    let commit = strings.add(&info.commit)?;
+
+    // Topics, sorted by name; each entry refers to its topic's row.
+    let mut topic_counts: BTreeMap<&str, u32> = BTreeMap::new();
+    for d in &docs {
+        *topic_counts.entry(d.topic.as_str()).or_default() += 1;
+    }
+    let topic_row: HashMap<&str, u32> =
+        topic_counts.keys().enumerate().map(|(i, t)| (*t, i as u32)).collect();
+    let mut topics = Vec::with_capacity(topic_counts.len());
+    for (name, count) in &topic_counts {
+        topics.push(TopicRecord { name: strings.add(name)?, entry_count: U32::new(*count) });
+    }
+
+    // Inverted index: term -> [(doc, tf)], docs visited in id order so lists come out sorted.
+    let mut dict: HashMap<Box<str>, u32, BuildHasherDefault<FxHasher>> = HashMap::default();
+    let mut postings: Vec<Vec<(u32, u32)>> = Vec::new();
+    let mut doc_terms: Vec<u32> = Vec::new();
+    let mut records = Vec::with_capacity(docs.len());
+    let mut lists: Vec<StrRef> = Vec::new();
+    let mut source_keys: Vec<(StrRef, u32, usize)> = Vec::new();
+    let mut total_tokens: u64 = 0;
+
+    for (doc, d) in docs.iter().enumerate() {
+        let doc = doc as u32;
+        doc_terms.clear();
+        let mut add_text = |text: &str| {
+            tokenize_with(text, |tok, _| {
+                let id = match dict.get(tok) {
+                    Some(&id) => id,
+                    None => {
+                        let id = postings.len() as u32;
+                        dict.insert(tok.into(), id);
+                        postings.push(Vec::new());
+                        id
+                    }
+                };
+                doc_terms.push(id);
+            })
+        };
+        add_text(&d.title);
+        for t in &d.tags {
+            add_text(t);
+        }
+        add_text(&d.body);
+        let doc_len = u32_of(doc_terms.len(), "tokens in one entry")?;
+        total_tokens += u64::from(doc_len);
+        doc_terms.sort_unstable();
+        for run in doc_terms.chunk_by(|a, b| a == b) {
+            postings[run[0] as usize].push((doc, run.len() as u32));
+        }
+
+        let tags_start = u32_of(lists.len(), "list rows")?;
+        for t in &d.tags {
+            lists.push(strings.add(t)?);
+        }
+        let sources_start = u32_of(lists.len(), "list rows")?;
+        for s in &d.sources {
+            let r = strings.add(s)?;
+            lists.push(r);
+            let name_len = s.rsplit('/').next().map_or(s.len(), str::len);
+            source_keys.push((r, doc, name_len));
+        }
+        let extra = if d.extra.is_empty() {
+            String::new()
+        } else {
+            serde_json::to_string(&d.extra).unwrap_or_default()
+        };
+        records.push(EntryRecord {
+            id: strings.add(&d.id)?,
+            title: strings.add(&d.title)?,
+            body: strings.add(&d.body)?,
+            author: strings.add(d.author.as_deref().unwrap_or(""))?,
+            extra: strings.add(&extra)?,
+            topic: U32::new(topic_row[d.topic.as_str()]),
+            doc_len: U32::new(doc_len),
+            date: I64::new(d.date.unwrap_or(NO_DATE)),
+            tags: Range32 { start: U32::new(tags_start), count: U32::new(d.tags.len() as u32) },
+            sources: Range32 {
+                start: U32::new(sources_start),
+                count: U32::new(u32_of(d.sources.len(), "sources of one entry")?),
+            },
+        });
+    }
+
+    // Dictionary in byte order, postings laid out in the same order.
+    let mut terms: Vec<(&str, u32)> = dict.iter().map(|(t, &id)| (&**t, id)).collect();
+    terms.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    let mut postings_bytes = Vec::new();
+    let mut term_records = Vec::with_capacity(terms.len());
+    for (term, id) in &terms {
+        let list = &postings[*id as usize];
+        let offset = u32_of(postings_bytes.len(), "postings")?;
+        let mut prev = 0;
+        for (i, &(doc, tf)) in list.iter().enumerate() {
+            put_varint(&mut postings_bytes, if i == 0 { doc } else { doc - prev });
+            put_varint(&mut postings_bytes, tf);
+            prev = doc;
+        }
+        term_records.push(TermRecord {
+            term: strings.add(term)?,
+            doc_freq: U32::new(list.len() as u32),
+            postings_offset: U32::new(offset),
+            postings_len: U32::new(u32_of(postings_bytes.len() - offset as usize, "postings")?),
+        });
+    }
+    u32_of(postings_bytes.len(), "postings")?;
+
+    let key = |r: &StrRef| strings.get(r);
+    let mut sources: Vec<KeyRecord> =
+        source_keys.iter().map(|(r, doc, _)| KeyRecord { key: *r, entry: U32::new(*doc) }).collect();
+    sources.sort_unstable_by(|a, b| (key(&a.key), a.entry.get()).cmp(&(key(&b.key), b.entry.get())));
+    let mut file_names: Vec<KeyRecord> = source_keys
+        .iter()
+        .map(|(r, doc, name_len)| {
+            let skip = r.len.get() - *name_len as u32;
+            let name = StrRef { offset: U32::new(r.offset.get() + skip), len: U32::new(*name_len as u32) };
+            KeyRecord { key: name, entry: U32::new(*doc) }
+        })
+        .collect();
+    file_names.sort_unstable_by(|a, b| (key(&a.key), a.entry.get()).cmp(&(key(&b.key), b.entry.get())));
+
+    // Assemble: header, section table, sections, checksum.
+    let sections: [(SectionKind, &[u8]); 8] = [
+        (SectionKind::Strings, &strings.bytes),
+        (SectionKind::Entries, records.as_bytes()),
+        (SectionKind::Lists, lists.as_bytes()),
+        (SectionKind::Terms, term_records.as_bytes()),
+        (SectionKind::Postings, &postings_bytes),
+        (SectionKind::Topics, topics.as_bytes()),
+        (SectionKind::Sources, sources.as_bytes()),
+        (SectionKind::FileNames, file_names.as_bytes()),
+    ];
+    let table_len = sections.len() * size_of::<SectionEntry>();
+    let mut offset = (size_of::<Header>() + table_len) as u64;
+    let mut table = Vec::with_capacity(sections.len());
+    for (kind, bytes) in &sections {
+        table.push(SectionEntry {
+            kind: U32::new(*kind as u32),
+            reserved: U32::new(0),
+            offset: U64::new(offset),
+            len: U64::new(bytes.len() as u64),
+        });
+        offset += bytes.len() as u64;
+    }
+    let file_len = offset + FOOTER_LEN as u64;
+    let header = Header {
+        magic: MAGIC,
+        version: U32::new(FORMAT_VERSION),
+        min_reader_version: U32::new(MIN_READ_VERSION),
+        tokenizer_version: U32::new(TOKENIZER_VERSION),
+        section_count: U32::new(sections.len() as u32),
+        file_len: U64::new(file_len),
+        generation: U64::new(info.generation),
+        build_time: I64::new(info.build_time),
+        entry_count: U32::new(n_docs),
+        term_count: U32::new(u32_of(term_records.len(), "terms")?),
+        topic_count: U32::new(u32_of(topics.len(), "topics")?),
+        source_count: U32::new(u32_of(sources.len(), "sources")?),
+        total_tokens: U64::new(total_tokens),
+        project,
+        commit,
+        reserved: [0; 8],
+    };
+
+    let mut out = Vec::with_capacity(file_len as usize);
+    let mut hasher = Xxh3::new();
+    let mut write = |bytes: &[u8]| {
+        hasher.update(bytes);
+        out.extend_from_slice(bytes);
+    };
+    write(header.as_bytes());
+    write(table.as_bytes());
+    for (_, bytes) in &sections {
+        write(bytes);
+    }
+    let checksum = hasher.digest();
+    out.extend_from_slice(&checksum.to_le_bytes());
+    debug_assert_eq!(out.len() as u64, file_len);
+    Ok(out)
+}
+
+fn u32_of(n: usize, what: &'static str) -> Result<u32, BuildError> {
+    u32::try_from(n).map_err(|_| BuildError::TooLarge { what })
+}
+
+/// The `STRINGS` section under construction.
+#[derive(Default)]
+struct Strings {
+    bytes: Vec<u8>,
+}
+
+impl Strings {
+    fn add(&mut self, s: &str) -> Result<StrRef, BuildError> {
+        let offset = u32_of(self.bytes.len(), "strings")?;
+        let len = u32_of(s.len(), "strings")?;
+        self.bytes.extend_from_slice(s.as_bytes());
+        u32_of(self.bytes.len(), "strings")?;
+        Ok(StrRef { offset: U32::new(offset), len: U32::new(len) })
+    }
+
+    fn get(&self, r: &StrRef) -> &[u8] {
+        let start = r.offset.get() as usize;
+        &self.bytes[start..start + r.len.get() as usize]
+    }
+}
+
+/// rustc's FxHash: the dictionary sees millions of short keys, where SipHash dominates.
+#[derive(Default)]
+struct FxHasher {
+    hash: u64,
+}
+
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let v = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+            self.hash = (self.hash.rotate_left(5) ^ v).wrapping_mul(K);
+        }
+        for &b in chunks.remainder() {
+            self.hash = (self.hash.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
+        }
+    }
+
+    fn write_u8(&mut self, b: u8) {
+        self.write(&[b]);
+    }
+
+    fn finish(&self) -> u64 {
+        self.hash
+    }
 }

@@ -1,7 +1,18 @@
 //! Zero-copy reader over any `AsRef<[u8]>`: O(1) `open` that checks bounds, a full
 //! `verify`, and the queries, all answered from the bytes without building anything.
+//!
+//! Invariant: after `open`, every section lies inside the file and has a whole number of
+//! rows; everything else (string refs, row numbers, postings) is checked at each access,
+//! so damaged bytes give a [`FormatError`], never a panic.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use xxhash_rust::xxh3::xxh3_64;
+use zerocopy::FromBytes;
 
 use crate::error::FormatError;
+use crate::layout::*;
 use crate::search::{Hit, SearchOptions};
 
 /// Header facts of an open artifact.
@@ -50,64 +61,492 @@ pub struct TopicCount<'a> {
 #[derive(Debug)]
 pub struct Index<B> {
     bytes: B,
+    header: Header,
+    /// Byte range of each section, indexed by `SectionKind as usize - 1`.
+    sections: [Range<usize>; 8],
 }
 
 impl<B: AsRef<[u8]>> Index<B> {
     /// Checks size, magic, version range, section bounds and counts. O(1) in the file size.
     pub fn open(bytes: B) -> Result<Self, FormatError> {
-        let _ = bytes;
-        unimplemented!("being written")
+        let data = bytes.as_ref();
+        let len = data.len();
+        let min = size_of::<Header>() + FOOTER_LEN;
+        if len < min {
+            return Err(FormatError::TooSmall { expected: min as u64, got: len as u64 });
+        }
+        let (header, _) = Header::read_from_prefix(data)
+            .map_err(|_| FormatError::TooSmall { expected: min as u64, got: len as u64 })?;
+        if header.magic != MAGIC {
+            return Err(FormatError::BadMagic { got: header.magic });
+        }
+        let version = header.version.get();
+        if version < MIN_READ_VERSION {
+            return Err(FormatError::UnsupportedVersion {
+                got: version,
+                min: MIN_READ_VERSION,
+                max: FORMAT_VERSION,
+            });
+        }
+        let needs = header.min_reader_version.get();
+        if needs > FORMAT_VERSION {
+            return Err(FormatError::TooNew { needs, max: FORMAT_VERSION });
+        }
+        if header.file_len.get() != len as u64 {
+            return Err(FormatError::LengthMismatch { expected: header.file_len.get(), got: len as u64 });
+        }
+        let count = header.section_count.get();
+        if count > MAX_SECTIONS {
+            return Err(FormatError::Count { what: "sections", max: MAX_SECTIONS.into(), got: count.into() });
+        }
+        let table_end = size_of::<Header>() + count as usize * size_of::<SectionEntry>();
+        let body_end = len - FOOTER_LEN;
+        if table_end > body_end {
+            return Err(FormatError::TooSmall { expected: (table_end + FOOTER_LEN) as u64, got: len as u64 });
+        }
+        let table = <[SectionEntry]>::ref_from_bytes(&data[size_of::<Header>()..table_end])
+            .map_err(|_| FormatError::Corrupt { what: "section table", offset: size_of::<Header>() as u64 })?;
+
+        let mut sections: [Option<Range<usize>>; 8] = Default::default();
+        for s in table {
+            // Unknown kinds are skipped: a newer minor writer may add optional sections.
+            let Some(kind) = SectionKind::ALL.iter().copied().find(|k| *k as u32 == s.kind.get()) else {
+                continue;
+            };
+            let bad = |reason: String| FormatError::Section { kind: kind.name(), reason };
+            let start = s.offset.get();
+            let end = start
+                .checked_add(s.len.get())
+                .ok_or_else(|| bad(format!("offset {start} + length {} overflows", s.len.get())))?;
+            if start < table_end as u64 || end > body_end as u64 {
+                return Err(bad(format!(
+                    "bytes {start}..{end} outside the data area {table_end}..{body_end}"
+                )));
+            }
+            if let Some(row) = kind.row_size() {
+                if s.len.get() % row as u64 != 0 {
+                    return Err(bad(format!("length {} is not a multiple of the {row}-byte row", s.len.get())));
+                }
+            }
+            let slot = &mut sections[kind as usize - 1];
+            if slot.is_some() {
+                return Err(bad("appears twice".into()));
+            }
+            *slot = Some(start as usize..end as usize);
+        }
+        let mut ranges: [Range<usize>; 8] = Default::default();
+        for kind in SectionKind::ALL {
+            ranges[kind as usize - 1] =
+                sections[kind as usize - 1].clone().ok_or(FormatError::MissingSection { kind: kind.name() })?;
+        }
+        let index = Index { bytes, header, sections: ranges };
+        let rows = |kind: SectionKind| {
+            let r = &index.sections[kind as usize - 1];
+            ((r.end - r.start) / kind.row_size().unwrap_or(1)) as u64
+        };
+        let expect = |kind: SectionKind, what: &'static str, got: u32| {
+            if rows(kind) == u64::from(got) {
+                Ok(())
+            } else {
+                Err(FormatError::Section {
+                    kind: kind.name(),
+                    reason: format!("{} rows, header says {got} {what}", rows(kind)),
+                })
+            }
+        };
+        expect(SectionKind::Entries, "entries", header.entry_count.get())?;
+        expect(SectionKind::Terms, "terms", header.term_count.get())?;
+        expect(SectionKind::Topics, "topics", header.topic_count.get())?;
+        expect(SectionKind::Sources, "sources", header.source_count.get())?;
+        expect(SectionKind::FileNames, "sources", header.source_count.get())?;
+        Ok(index)
     }
-    /// Full check: checksum and every record, string and posting list.
+
+    /// Full check: checksum, then every record, string and posting list.
     pub fn verify(&self) -> Result<(), FormatError> {
-        unimplemented!("being written")
+        let data = self.bytes();
+        let body_end = data.len() - FOOTER_LEN;
+        let mut stored = [0u8; 8];
+        stored.copy_from_slice(&data[body_end..]);
+        let expected = u64::from_le_bytes(stored);
+        let got = xxh3_64(&data[..body_end]);
+        if expected != got {
+            return Err(FormatError::Checksum { expected, got });
+        }
+        self.meta()?;
+        let n = self.len();
+        let mut total_tokens = 0u64;
+        let mut prev_id: Option<&str> = None;
+        let mut per_topic: BTreeMap<u32, u32> = BTreeMap::new();
+        for doc in 0..n {
+            let e = self.entry(doc)?;
+            if prev_id.is_some_and(|p| p >= e.id) {
+                return Err(FormatError::Section { kind: "ENTRIES", reason: format!("ids not sorted at row {doc}") });
+            }
+            prev_id = Some(e.id);
+            if !e.extra_json.is_empty() && serde_json::from_str::<serde_json::Value>(e.extra_json).is_err() {
+                return Err(FormatError::Corrupt { what: "extra front matter JSON", offset: u64::from(doc) });
+            }
+            let rec = self.record(doc)?;
+            total_tokens += u64::from(rec.doc_len.get());
+            *per_topic.entry(rec.topic.get()).or_default() += 1;
+        }
+        if total_tokens != self.header.total_tokens.get() {
+            return Err(FormatError::Corrupt { what: "total token count", offset: 64 });
+        }
+        let topics = self.topic_rows();
+        let mut prev: Option<&str> = None;
+        for (row, t) in topics.iter().enumerate() {
+            let name = self.str_at(t.name, "topic name")?;
+            if prev.is_some_and(|p| p >= name) {
+                return Err(FormatError::Section { kind: "TOPICS", reason: format!("not sorted at row {row}") });
+            }
+            prev = Some(name);
+            if per_topic.get(&(row as u32)).copied().unwrap_or(0) != t.entry_count.get() {
+                return Err(FormatError::Section { kind: "TOPICS", reason: format!("count of {name} is wrong") });
+            }
+        }
+        let terms = self.term_rows();
+        for (row, t) in terms.iter().enumerate() {
+            let term = self.bytes_at(t.term, "term")?;
+            std::str::from_utf8(term).map_err(|_| FormatError::Utf8 { what: "term" })?;
+            if row > 0 && self.bytes_at(terms[row - 1].term, "term")? >= term {
+                return Err(FormatError::Section { kind: "TERMS", reason: format!("not sorted at row {row}") });
+            }
+            let mut count = 0u32;
+            for p in self.postings(t)? {
+                let (doc, tf) = p?;
+                if tf == 0 {
+                    return Err(FormatError::Corrupt { what: "term frequency", offset: u64::from(t.postings_offset.get()) });
+                }
+                count += 1;
+                let _ = doc;
+            }
+            if count != t.doc_freq.get() {
+                return Err(FormatError::Section { kind: "TERMS", reason: format!("doc_freq wrong at row {row}") });
+            }
+        }
+        for kind in [SectionKind::Sources, SectionKind::FileNames] {
+            let rows = self.key_rows(kind);
+            for (row, k) in rows.iter().enumerate() {
+                self.str_at(k.key, "source path")?;
+                if k.entry.get() >= n {
+                    return Err(FormatError::Section { kind: kind.name(), reason: format!("entry out of range at row {row}") });
+                }
+                if row > 0 {
+                    let a = (self.bytes_at(rows[row - 1].key, "source")?, rows[row - 1].entry.get());
+                    if a > (self.bytes_at(k.key, "source")?, k.entry.get()) {
+                        return Err(FormatError::Section { kind: kind.name(), reason: format!("not sorted at row {row}") });
+                    }
+                }
+            }
+        }
+        Ok(())
     }
+
     pub fn bytes(&self) -> &[u8] {
         self.bytes.as_ref()
     }
+
     pub fn meta(&self) -> Result<Meta<'_>, FormatError> {
-        unimplemented!("being written")
+        let h = &self.header;
+        let data = self.bytes();
+        let mut stored = [0u8; 8];
+        stored.copy_from_slice(&data[data.len() - FOOTER_LEN..]);
+        Ok(Meta {
+            format_version: h.version.get(),
+            tokenizer_version: h.tokenizer_version.get(),
+            project: self.str_at(h.project, "project name")?,
+            commit: self.str_at(h.commit, "commit id")?,
+            generation: h.generation.get(),
+            build_time: h.build_time.get(),
+            entry_count: h.entry_count.get(),
+            term_count: h.term_count.get(),
+            topic_count: h.topic_count.get(),
+            source_count: h.source_count.get(),
+            checksum: u64::from_le_bytes(stored),
+        })
     }
+
     /// Number of entries.
     pub fn len(&self) -> u32 {
-        unimplemented!("being written")
+        self.header.entry_count.get()
     }
+
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
     /// Entry by row number.
     pub fn entry(&self, doc: u32) -> Result<EntryRef<'_>, FormatError> {
-        let _ = doc;
-        unimplemented!("being written")
+        let r = self.record(doc)?;
+        let topic = self
+            .topic_rows()
+            .get(r.topic.get() as usize)
+            .ok_or(FormatError::Corrupt { what: "entry topic", offset: u64::from(doc) })?;
+        let author = self.str_at(r.author, "author")?;
+        let date = r.date.get();
+        Ok(EntryRef {
+            doc,
+            id: self.str_at(r.id, "entry id")?,
+            topic: self.str_at(topic.name, "topic name")?,
+            title: self.str_at(r.title, "title")?,
+            body: self.str_at(r.body, "body")?,
+            author: (!author.is_empty()).then_some(author),
+            date: (date != NO_DATE).then_some(date),
+            tags: self.list(r.tags)?,
+            sources: self.list(r.sources)?,
+            extra_json: self.str_at(r.extra, "extra front matter")?,
+        })
     }
+
     /// Entry by id (its repository path), by binary search.
     pub fn entry_by_id(&self, id: &str) -> Result<Option<EntryRef<'_>>, FormatError> {
-        let _ = id;
-        unimplemented!("being written")
+        let rows = self.entry_rows();
+        let (mut lo, mut hi) = (0usize, rows.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match self.bytes_at(rows[mid].id, "entry id")?.cmp(id.as_bytes()) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return self.entry(mid as u32).map(Some),
+            }
+        }
+        Ok(None)
     }
+
     /// BM25 search; hits best first.
     pub fn search(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit<'_>>, FormatError> {
-        let _ = (query, opts);
-        unimplemented!("being written")
+        crate::search::search(self, query, opts)
     }
+
     /// Entries that list exactly this repository-relative source path.
     pub fn by_source(&self, path: &str) -> Result<Vec<EntryRef<'_>>, FormatError> {
-        let _ = path;
-        unimplemented!("being written")
+        let path = normalize_query_path(path);
+        let range = self.key_range(SectionKind::Sources, path.as_bytes(), false)?;
+        self.entries_of(SectionKind::Sources, range)
     }
+
     /// Entries with a source whose file name (last path component) is `name`.
     pub fn by_file_name(&self, name: &str) -> Result<Vec<EntryRef<'_>>, FormatError> {
-        let _ = name;
-        unimplemented!("being written")
+        let name = name.rsplit(['/', '\\']).next().unwrap_or(name);
+        let range = self.key_range(SectionKind::FileNames, name.as_bytes(), false)?;
+        self.entries_of(SectionKind::FileNames, range)
     }
+
     /// All topics with their entry counts, sorted by name.
     pub fn topics(&self) -> Result<Vec<TopicCount<'_>>, FormatError> {
-        unimplemented!("being written")
+        self.topic_rows()
+            .iter()
+            .map(|t| Ok(TopicCount { topic: self.str_at(t.name, "topic name")?, count: t.entry_count.get() }))
+            .collect()
     }
-    /// Topics of entries whose sources are `path` itself or lie in `path`'s directory,
-    /// most shared first.
+
+    /// Topics of entries whose sources are `path` itself or lie in `path`'s directory (or
+    /// below it), most shared first. A path at the repository root matches only itself.
     pub fn related_topics(&self, path: &str) -> Result<Vec<TopicCount<'_>>, FormatError> {
-        let _ = path;
-        unimplemented!("being written")
+        let path = normalize_query_path(path);
+        let mut docs = Vec::new();
+        let exact = self.key_range(SectionKind::Sources, path.as_bytes(), false)?;
+        docs.extend(self.key_rows(SectionKind::Sources)[exact].iter().map(|k| k.entry.get()));
+        if let Some((dir, _)) = path.rsplit_once('/') {
+            let prefix = format!("{dir}/");
+            let range = self.key_range(SectionKind::Sources, prefix.as_bytes(), true)?;
+            docs.extend(self.key_rows(SectionKind::Sources)[range].iter().map(|k| k.entry.get()));
+        }
+        docs.sort_unstable();
+        docs.dedup();
+        let mut counts: BTreeMap<u32, u32> = BTreeMap::new();
+        for doc in docs {
+            *counts.entry(self.record(doc)?.topic.get()).or_default() += 1;
+        }
+        let mut out = Vec::with_capacity(counts.len());
+        for (row, count) in counts {
+            let t = self
+                .topic_rows()
+                .get(row as usize)
+                .ok_or(FormatError::Corrupt { what: "entry topic", offset: u64::from(row) })?;
+            out.push(TopicCount { topic: self.str_at(t.name, "topic name")?, count });
+        }
+        out.sort_by(|a, b| b.count.cmp(&a.count).then(a.topic.cmp(b.topic)));
+        Ok(out)
+    }
+
+    // ---- crate-internal accessors (bounds-checked) ----
+
+    fn section(&self, kind: SectionKind) -> &[u8] {
+        // Ranges were checked against the file in `open`.
+        &self.bytes()[self.sections[kind as usize - 1].clone()]
+    }
+
+    fn rows<T: FromBytes + zerocopy::KnownLayout + zerocopy::Immutable>(&self, kind: SectionKind) -> &[T] {
+        // `open` checked that the length is a whole number of rows; an empty slice otherwise.
+        <[T]>::ref_from_bytes(self.section(kind)).unwrap_or(&[])
+    }
+
+    fn entry_rows(&self) -> &[EntryRecord] {
+        self.rows(SectionKind::Entries)
+    }
+
+    pub(crate) fn term_rows(&self) -> &[TermRecord] {
+        self.rows(SectionKind::Terms)
+    }
+
+    fn topic_rows(&self) -> &[TopicRecord] {
+        self.rows(SectionKind::Topics)
+    }
+
+    fn key_rows(&self, kind: SectionKind) -> &[KeyRecord] {
+        self.rows(kind)
+    }
+
+    pub(crate) fn record(&self, doc: u32) -> Result<&EntryRecord, FormatError> {
+        self.entry_rows().get(doc as usize).ok_or(FormatError::Count {
+            what: "entry row",
+            max: u64::from(self.len()),
+            got: u64::from(doc),
+        })
+    }
+
+    pub(crate) fn total_tokens(&self) -> u64 {
+        self.header.total_tokens.get()
+    }
+
+    pub(crate) fn bytes_at(&self, r: StrRef, what: &'static str) -> Result<&[u8], FormatError> {
+        let strings = self.section(SectionKind::Strings);
+        let start = r.offset.get() as usize;
+        start
+            .checked_add(r.len.get() as usize)
+            .and_then(|end| strings.get(start..end))
+            .ok_or(FormatError::Corrupt { what, offset: u64::from(r.offset.get()) })
+    }
+
+    pub(crate) fn str_at(&self, r: StrRef, what: &'static str) -> Result<&str, FormatError> {
+        std::str::from_utf8(self.bytes_at(r, what)?).map_err(|_| FormatError::Utf8 { what })
+    }
+
+    fn list(&self, r: Range32) -> Result<Vec<&str>, FormatError> {
+        let lists: &[StrRef] = self.rows(SectionKind::Lists);
+        let start = r.start.get() as usize;
+        let rows = start
+            .checked_add(r.count.get() as usize)
+            .and_then(|end| lists.get(start..end))
+            .ok_or(FormatError::Corrupt { what: "tag or source list", offset: u64::from(r.start.get()) })?;
+        rows.iter().map(|s| self.str_at(*s, "tag or source")).collect()
+    }
+
+    /// Row of `term` in the dictionary.
+    pub(crate) fn find_term(&self, term: &str) -> Result<Option<&TermRecord>, FormatError> {
+        let rows = self.term_rows();
+        let (mut lo, mut hi) = (0usize, rows.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match self.bytes_at(rows[mid].term, "term")?.cmp(term.as_bytes()) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Ok(Some(&rows[mid])),
+            }
+        }
+        Ok(None)
+    }
+
+    /// Decodes a term's posting list: `(doc, tf)` in ascending doc order.
+    pub(crate) fn postings(&self, t: &TermRecord) -> Result<Postings<'_>, FormatError> {
+        let all = self.section(SectionKind::Postings);
+        let start = t.postings_offset.get() as usize;
+        let bytes = start
+            .checked_add(t.postings_len.get() as usize)
+            .and_then(|end| all.get(start..end))
+            .ok_or(FormatError::Corrupt { what: "posting list", offset: u64::from(t.postings_offset.get()) })?;
+        Ok(Postings { bytes, pos: 0, doc: 0, first: true, n_docs: self.len(), base: start })
+    }
+
+    /// Rows of a sorted key table equal to `key` (or starting with it, when `prefix`).
+    fn key_range(&self, kind: SectionKind, key: &[u8], prefix: bool) -> Result<Range<usize>, FormatError> {
+        let rows = self.key_rows(kind);
+        let mut err = None;
+        let mut cmp_at = |i: usize| match self.bytes_at(rows[i].key, "source") {
+            Ok(k) => k,
+            Err(e) => {
+                err = Some(e);
+                &[][..]
+            }
+        };
+        let mut lo = 0;
+        let mut hi = rows.len();
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if cmp_at(mid) < key { lo = mid + 1 } else { hi = mid }
+        }
+        let start = lo;
+        let mut end = start;
+        while end < rows.len() {
+            let k = cmp_at(end);
+            let hit = if prefix { k.starts_with(key) } else { k == key };
+            if !hit {
+                break;
+            }
+            end += 1;
+        }
+        match err {
+            Some(e) => Err(e),
+            None => Ok(start..end),
+        }
+    }
+
+    fn entries_of(&self, kind: SectionKind, range: Range<usize>) -> Result<Vec<EntryRef<'_>>, FormatError> {
+        let mut docs: Vec<u32> = self.key_rows(kind)[range].iter().map(|k| k.entry.get()).collect();
+        docs.dedup();
+        docs.into_iter().map(|d| self.entry(d)).collect()
+    }
+}
+
+/// Query paths arrive as typed by people and tools: `./src/a.rs`, `src\a.rs`.
+fn normalize_query_path(path: &str) -> String {
+    let p = path.replace('\\', "/");
+    let mut p = p.as_str();
+    while let Some(rest) = p.strip_prefix("./") {
+        p = rest;
+    }
+    p.trim_start_matches('/').to_owned()
+}
+
+/// Iterator over one posting list; yields an error on truncated or out-of-range data.
+#[derive(Debug)]
+pub(crate) struct Postings<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    doc: u32,
+    first: bool,
+    n_docs: u32,
+    base: usize,
+}
+
+impl Iterator for Postings<'_> {
+    type Item = Result<(u32, u32), FormatError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.pos >= self.bytes.len() {
+            return None;
+        }
+        let corrupt = |pos: usize| FormatError::Corrupt { what: "posting list", offset: pos as u64 };
+        let at = self.base + self.pos;
+        let step = (|| {
+            let delta = get_varint(self.bytes, &mut self.pos)?;
+            let tf = get_varint(self.bytes, &mut self.pos)?;
+            let doc = if self.first { Some(delta) } else if delta == 0 { None } else { self.doc.checked_add(delta) }?;
+            Some((doc, tf))
+        })();
+        match step {
+            Some((doc, tf)) if doc < self.n_docs => {
+                self.first = false;
+                self.doc = doc;
+                Some(Ok((doc, tf)))
+            }
+            _ => {
+                self.pos = self.bytes.len();
+                Some(Err(corrupt(at)))
+            }
+        }
     }
 }

@@ -1,7 +1,10 @@
 //! BM25 search over an open artifact: Lucene-style scoring, AND-mode with OR fallback,
 //! topic filter, per-topic cap, recency boost and query-relevant snippets.
 
-use crate::read::EntryRef;
+use crate::error::FormatError;
+use crate::layout::TermRecord;
+use crate::read::{EntryRef, Index};
+use crate::tokenize::{TokenKind, tokenize_with};
 
 /// How query terms combine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -55,4 +58,227 @@ pub struct Hit<'a> {
     pub score: f32,
     /// Short plain-text excerpt around the first query match.
     pub snippet: String,
+}
+
+/// Lucene's BM25 defaults.
+const K1: f32 = 1.2;
+const B: f32 = 0.75;
+/// More query terms than this are ignored (the rest of a pasted log adds noise, not recall).
+const MAX_QUERY_TERMS: usize = 32;
+
+struct QueryTerm<'a> {
+    text: String,
+    /// Words and identifier parts are required in AND mode; whole identifiers only add score.
+    required: bool,
+    row: Option<&'a TermRecord>,
+}
+
+pub(crate) fn search<'a, B: AsRef<[u8]>>(
+    index: &'a Index<B>,
+    query: &str,
+    opts: &SearchOptions,
+) -> Result<Vec<Hit<'a>>, FormatError> {
+    let n = index.len();
+    if n == 0 || opts.limit == 0 {
+        return Ok(Vec::new());
+    }
+    let mut terms: Vec<QueryTerm<'a>> = Vec::new();
+    tokenize_with(query, |t, kind| {
+        if terms.len() >= MAX_QUERY_TERMS {
+            return;
+        }
+        let required = kind != TokenKind::Compound;
+        match terms.iter_mut().find(|q| q.text == t) {
+            Some(q) => q.required |= required,
+            None => terms.push(QueryTerm { text: t.to_owned(), required, row: None }),
+        }
+    });
+    for q in &mut terms {
+        q.row = index.find_term(&q.text)?;
+    }
+    let topic_filter = match &opts.topic {
+        Some(name) => match index.topics()?.iter().position(|t| t.topic == name) {
+            Some(row) => Some(row as u32),
+            None => return Ok(Vec::new()),
+        },
+        None => None,
+    };
+
+    // Score every document that matches any term; count required terms matched per document.
+    let n_required = terms.iter().filter(|q| q.required).count();
+    let avgdl = (index.total_tokens() as f32 / n as f32).max(1.0);
+    let mut scores: Vec<f32> = vec![0.0; n as usize];
+    let mut matched: Vec<u8> = vec![0; n as usize];
+    let mut touched: Vec<u32> = Vec::new();
+    for q in &terms {
+        let Some(row) = q.row else { continue };
+        let df = row.doc_freq.get() as f32;
+        let idf = (1.0 + (n as f32 - df + 0.5) / (df + 0.5)).ln();
+        for p in index.postings(row)? {
+            let (doc, tf) = p?;
+            let d = doc as usize;
+            let dl = index.record(doc)?.doc_len.get() as f32;
+            let tf = tf as f32;
+            if matched[d] == 0 && scores[d] == 0.0 {
+                touched.push(doc);
+            }
+            scores[d] += idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * dl / avgdl));
+            if q.required {
+                matched[d] = matched[d].saturating_add(1);
+            }
+        }
+    }
+
+    let mut candidates: Vec<(f32, u32, bool)> = Vec::with_capacity(touched.len());
+    for &doc in &touched {
+        let rec = index.record(doc)?;
+        if topic_filter.is_some_and(|t| rec.topic.get() != t) {
+            continue;
+        }
+        let mut score = scores[doc as usize];
+        if let Some(now) = opts.now {
+            let date = rec.date.get();
+            if date != crate::layout::NO_DATE && opts.recency_half_life_days > 0.0 {
+                let age_days = (now.saturating_sub(date)).max(0) as f32 / 86_400.0;
+                score *= 1.0 + opts.recency_weight * 0.5f32.powf(age_days / opts.recency_half_life_days);
+            }
+        }
+        let all = n_required > 0 && matched[doc as usize] as usize >= n_required.min(255);
+        candidates.push((score, doc, all));
+    }
+    let and_mode = opts.mode == Mode::AndThenOr && n_required > 0;
+    // AND hits rank above OR-only hits; within each group, by score, then by id order.
+    let better = |a: &(f32, u32, bool), b: &(f32, u32, bool)| {
+        let group = |c: &(f32, u32, bool)| and_mode && c.2;
+        group(b).cmp(&group(a)).then(b.0.total_cmp(&a.0)).then(a.1.cmp(&b.1))
+    };
+    let wanted = opts.limit.saturating_mul(opts.per_topic_cap.map_or(1, |_| 4)).max(opts.limit);
+    let mut ranked = top(candidates.clone(), wanted, &better);
+    let mut hits = select(index, &ranked, opts)?;
+    if hits.len() < opts.limit && ranked.len() < candidates.len() {
+        // The per-topic cap threw away too many: rank everything.
+        ranked = top(candidates, usize::MAX, &better);
+        hits = select(index, &ranked, opts)?;
+    }
+
+    let snippet_terms: Vec<&str> = terms.iter().map(|q| q.text.as_str()).collect();
+    let mut out = Vec::with_capacity(hits.len());
+    for (score, doc) in hits {
+        let entry = index.entry(doc)?;
+        let snippet = snippet(entry.body, &entry.title, &snippet_terms, opts.snippet_chars);
+        out.push(Hit { entry, score, snippet });
+    }
+    Ok(out)
+}
+
+fn top<F>(mut c: Vec<(f32, u32, bool)>, k: usize, better: &F) -> Vec<(f32, u32, bool)>
+where
+    F: Fn(&(f32, u32, bool), &(f32, u32, bool)) -> std::cmp::Ordering,
+{
+    if k < c.len() {
+        c.select_nth_unstable_by(k, better);
+        c.truncate(k);
+    }
+    c.sort_unstable_by(better);
+    c
+}
+
+/// Applies the per-topic cap and the limit to ranked candidates.
+fn select<B: AsRef<[u8]>>(
+    index: &Index<B>,
+    ranked: &[(f32, u32, bool)],
+    opts: &SearchOptions,
+) -> Result<Vec<(f32, u32)>, FormatError> {
+    let mut out = Vec::with_capacity(opts.limit);
+    let mut per_topic: Vec<(u32, usize)> = Vec::new();
+    for &(score, doc, _) in ranked {
+        if out.len() >= opts.limit {
+            break;
+        }
+        if let Some(cap) = opts.per_topic_cap {
+            let topic = index.record(doc)?.topic.get();
+            match per_topic.iter_mut().find(|(t, _)| *t == topic) {
+                Some((_, c)) if *c >= cap => continue,
+                Some((_, c)) => *c += 1,
+                None => per_topic.push((topic, 1)),
+            }
+        }
+        out.push((score, doc));
+    }
+    Ok(out)
+}
+
+/// A short plain-text excerpt of `body` around the first query-term match outside the
+/// leading title heading; the body's opening text when no term occurs in it.
+pub fn snippet(body: &str, title: &str, terms: &[&str], max_chars: usize) -> String {
+    if max_chars == 0 {
+        return String::new();
+    }
+    // Skip a first line that only repeats the title as a heading.
+    let mut skip = 0;
+    if let Some(first) = body.lines().next() {
+        let trimmed = first.trim_start_matches('#').trim();
+        if first.starts_with('#') || (!title.is_empty() && trimmed == title.trim()) {
+            skip = first.len().min(body.len());
+        }
+    }
+    let rest = &body[skip..];
+    let mut hit: Option<usize> = None;
+    crate::tokenize::tokenize_spans(rest, |t, _, span| {
+        if hit.is_none() && terms.contains(&t) {
+            hit = Some(span.start);
+        }
+    });
+    let start = match hit {
+        Some(at) => {
+            // Back up to a line start or about a third of the window, at a char boundary.
+            let back = max_chars / 3;
+            let mut s = at.saturating_sub(back * 2).max(0);
+            if let Some(nl) = rest[..at].rfind('\n') {
+                if at - nl <= back * 2 {
+                    s = nl + 1;
+                }
+            }
+            while !rest.is_char_boundary(s) {
+                s += 1;
+            }
+            s
+        }
+        None => 0,
+    };
+    let mut out = String::with_capacity(max_chars + 8);
+    if start > 0 {
+        out.push('…');
+    }
+    let mut count = 0;
+    let mut last_space = true;
+    let mut truncated = false;
+    for c in rest[start..].chars() {
+        let c = match c {
+            '\n' | '\r' | '\t' => ' ',
+            '`' | '*' | '#' | '>' => continue,
+            c if c.is_control() => continue,
+            c => c,
+        };
+        if c == ' ' {
+            if last_space {
+                continue;
+            }
+            last_space = true;
+        } else {
+            last_space = false;
+        }
+        if count >= max_chars {
+            truncated = true;
+            break;
+        }
+        out.push(c);
+        count += 1;
+    }
+    let trimmed_len = out.trim_end().len();
+    out.truncate(trimmed_len);
+    if truncated {
+        out.push('…');
+    }
+    out
 }

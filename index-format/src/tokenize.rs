@@ -8,6 +8,8 @@
 //! split from each other (`sha256`, `utf8`, `ipv4` stay whole). CJK ideographs and kana are
 //! one token per character. No stemming: see docs/benchmarks.md for the measurement.
 
+use std::ops::Range;
+
 /// Written into every artifact; bump on any change that alters the tokens of some text.
 pub const TOKENIZER_VERSION: u32 = 1;
 
@@ -57,6 +59,11 @@ pub fn tokenize(text: &str) -> Vec<Token> {
 
 /// Calls `emit` for every token of `text`, in order. No allocation per token.
 pub fn tokenize_with(text: &str, mut emit: impl FnMut(&str, TokenKind)) {
+    tokenize_spans(text, |t, kind, _| emit(t, kind));
+}
+
+/// Like [`tokenize_with`], also passing the byte range of the run each token came from.
+pub fn tokenize_spans(text: &str, mut emit: impl FnMut(&str, TokenKind, Range<usize>)) {
     let mut scratch = Scratch::default();
     let bytes = text.as_bytes();
     let mut i = 0;
@@ -73,7 +80,7 @@ pub fn tokenize_with(text: &str, mut emit: impl FnMut(&str, TokenKind)) {
         let Some(c) = text[i..].chars().next() else { break };
         if is_cjk(c) {
             let mut buf = [0u8; 4];
-            emit(c.encode_utf8(&mut buf), TokenKind::Word);
+            emit(c.encode_utf8(&mut buf), TokenKind::Word, i..i + c.len_utf8());
             i += c.len_utf8();
         } else if c.is_alphanumeric() {
             i = run(text, i, &mut scratch, &mut emit);
@@ -96,6 +103,11 @@ fn is_connector(c: char) -> bool {
     matches!(c, '_' | '-' | '.' | ':')
 }
 
+/// Combining diacritics (decomposed accents) belong to the word they follow.
+fn is_combining_mark(c: char) -> bool {
+    matches!(c as u32, 0x0300..=0x036F | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF | 0x20D0..=0x20FF | 0xFE20..=0xFE2F)
+}
+
 fn is_cjk(c: char) -> bool {
     matches!(c as u32,
         0x3040..=0x30FF      // hiragana, katakana
@@ -107,13 +119,18 @@ fn is_cjk(c: char) -> bool {
 
 /// Reads one identifier run starting at `start` (an alphanumeric char), emits its tokens and
 /// returns the byte offset after it.
-fn run(text: &str, start: usize, s: &mut Scratch, emit: &mut impl FnMut(&str, TokenKind)) -> usize {
+fn run(
+    text: &str,
+    start: usize,
+    s: &mut Scratch,
+    emit: &mut impl FnMut(&str, TokenKind, Range<usize>),
+) -> usize {
     // Find the run's extent: alphanumerics, with connectors only between alphanumerics.
     let mut end = start;
     let mut pending_connector_from: Option<usize> = None;
     for (off, c) in text[start..].char_indices() {
         let at = start + off;
-        if c.is_alphanumeric() && !is_cjk(c) {
+        if (c.is_alphanumeric() && !is_cjk(c)) || is_combining_mark(c) {
             pending_connector_from = None;
             end = at + c.len_utf8();
         } else if is_connector(c) {
@@ -160,7 +177,7 @@ fn run(text: &str, start: usize, s: &mut Scratch, emit: &mut impl FnMut(&str, To
     if s.ends.len() == 1 {
         let w = &s.parts[..];
         if w.len() <= MAX_TOKEN_BYTES && !is_stop_word(w) {
-            emit(w, TokenKind::Word);
+            emit(w, TokenKind::Word, start..end);
         }
         return after;
     }
@@ -175,14 +192,14 @@ fn run(text: &str, start: usize, s: &mut Scratch, emit: &mut impl FnMut(&str, To
         from = e;
     }
     if s.whole.len() <= MAX_TOKEN_BYTES {
-        emit(&s.whole, TokenKind::Compound);
+        emit(&s.whole, TokenKind::Compound, start..end);
     }
     let mut from = 0;
     for &e in &s.ends {
         let p = &s.parts[from..e];
         from = e;
         if p.len() <= MAX_TOKEN_BYTES && !is_stop_word(p) {
-            emit(p, TokenKind::Part);
+            emit(p, TokenKind::Part, start..end);
         }
     }
     after

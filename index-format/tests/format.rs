@@ -1,0 +1,352 @@
+//! Artifact round trips, queries, determinism, compatibility with the v1 reference
+//! artifact, and the reader's robustness against thousands of damaged artifacts.
+
+use std::collections::BTreeMap;
+
+use helix_index_format::layout::{FORMAT_VERSION, Header, SectionEntry};
+use helix_index_format::{BuildInfo, Entry, FormatError, Index, Mode, SearchOptions, TOKENIZER_VERSION, build};
+
+const DAY: i64 = 86_400;
+const NOW: i64 = 1_780_000_000;
+
+fn entry(id: &str, title: &str, body: &str) -> Entry {
+    Entry {
+        id: id.into(),
+        topic: id.split('/').next().unwrap().into(),
+        title: title.into(),
+        body: body.into(),
+        ..Entry::default()
+    }
+}
+
+/// A small knowledge base with every feature the format stores.
+fn corpus() -> Vec<Entry> {
+    let mut cache = entry(
+        "architecture/cached-entry.md",
+        "CachedEntry must be invalidated on rename",
+        "# CachedEntry must be invalidated on rename\n\nThe `CachedEntry` struct in the cache layer keeps the old path.\nCall `invalidate_path` after every rename or stale reads follow.\n",
+    );
+    cache.sources = vec!["src/cache/entry.rs".into(), "src/cache/mod.rs".into()];
+    cache.tags = vec!["cache".into(), "fragile".into()];
+    cache.date = Some(NOW - 10 * DAY);
+    cache.author = Some("Ana".into());
+    cache.extra = BTreeMap::from([("reviewed".into(), serde_json::json!(true))]);
+
+    let mut rebase = entry(
+        "git/rebase-onto.md",
+        "Rebase a branch onto another with git rebase --onto",
+        "Use `git rebase --onto main feature-a feature-b` to move only the commits of feature-b.\n",
+    );
+    rebase.date = Some(NOW - 900 * DAY);
+    let mut rebase2 = entry(
+        "git/interactive-rebase.md",
+        "Interactive rebase to squash fixups",
+        "Run git rebase -i with autosquash so fixup commits fold into their targets.\n",
+    );
+    rebase2.date = Some(NOW - DAY);
+    let mut linker = entry(
+        "build/linker-oom.md",
+        "Linker runs out of memory in release builds",
+        "Set `codegen-units = 4` and use lld; the default linker needs 12 GB for the release profile.\nThe error is `collect2: fatal error: ld terminated with signal 9 [Killed]`.\n",
+    );
+    linker.sources = vec!["Cargo.toml".into()];
+    let mut ci = entry(
+        "build/ci-cache.md",
+        "CI cache key must include Cargo.lock",
+        "Without the lock file in the cache key, CI restores stale dependencies. See src/cache/key.rs.\n",
+    );
+    ci.sources = vec!["ci/cache.yml".into(), "src/cache/key.rs".into()];
+    vec![cache, rebase, rebase2, linker, ci, entry("misc/日本語.md", "日本語のメモ", "東京 の ビルド 手順\n")]
+}
+
+fn info() -> BuildInfo {
+    BuildInfo { project: "backend".into(), commit: "3f2a9c1e".into(), generation: 7, build_time: NOW }
+}
+
+fn artifact() -> Vec<u8> {
+    build(&corpus(), &info()).unwrap()
+}
+
+fn ids<B: AsRef<[u8]>>(index: &Index<B>, query: &str, opts: &SearchOptions) -> Vec<String> {
+    index.search(query, opts).unwrap().into_iter().map(|h| h.entry.id.to_owned()).collect()
+}
+
+#[test]
+fn round_trip_keeps_every_field() {
+    let index = Index::open(artifact()).unwrap();
+    index.verify().unwrap();
+    let meta = index.meta().unwrap();
+    assert_eq!(
+        (meta.project, meta.commit, meta.generation, meta.build_time, meta.entry_count),
+        ("backend", "3f2a9c1e", 7, NOW, 6)
+    );
+    assert_eq!((meta.format_version, meta.tokenizer_version), (FORMAT_VERSION, TOKENIZER_VERSION));
+    let e = index.entry_by_id("architecture/cached-entry.md").unwrap().unwrap();
+    let original = &corpus()[0];
+    assert_eq!(e.title, original.title);
+    assert_eq!(e.body, original.body);
+    assert_eq!(e.topic, "architecture");
+    assert_eq!(e.tags, ["cache", "fragile"]);
+    assert_eq!(e.sources, ["src/cache/entry.rs", "src/cache/mod.rs"]);
+    assert_eq!((e.date, e.author), (Some(NOW - 10 * DAY), Some("Ana")));
+    assert_eq!(e.extra_json, r#"{"reviewed":true}"#);
+    let bare = index.entry_by_id("build/linker-oom.md").unwrap().unwrap();
+    assert_eq!((bare.date, bare.author, bare.extra_json), (None, None, ""));
+    assert!(index.entry_by_id("nope.md").unwrap().is_none());
+    assert!(index.entry_by_id("").unwrap().is_none());
+}
+
+#[test]
+fn builds_are_deterministic_whatever_the_input_order() {
+    let mut reversed = corpus();
+    reversed.reverse();
+    assert_eq!(artifact(), build(&reversed, &info()).unwrap());
+    let mut dup = corpus();
+    dup.push(corpus()[0].clone());
+    assert!(build(&dup, &info()).unwrap_err().to_string().contains("architecture/cached-entry.md"));
+}
+
+#[test]
+fn identifier_styles_all_find_the_same_entry() {
+    let index = Index::open(artifact()).unwrap();
+    for q in ["CachedEntry", "cached_entry", "cached-entry", "cached entry", "invalidate path"] {
+        assert_eq!(ids(&index, q, &SearchOptions::default())[0], "architecture/cached-entry.md", "{q}");
+    }
+}
+
+#[test]
+fn and_mode_ranks_full_matches_first_and_falls_back_to_or() {
+    let index = Index::open(artifact()).unwrap();
+    let opts = SearchOptions::default();
+    // Only the linker entry has both terms; OR-only matches follow it.
+    let hits = ids(&index, "release linker", &opts);
+    assert_eq!(hits[0], "build/linker-oom.md");
+    // No entry has both: OR fallback still answers.
+    let hits = ids(&index, "autosquash linker", &opts);
+    assert_eq!(hits.len(), 2, "{hits:?}");
+    let or = SearchOptions { mode: Mode::Or, ..SearchOptions::default() };
+    assert_eq!(ids(&index, "zzzz qqqq", &or), Vec::<String>::new());
+    assert!(ids(&index, "", &opts).is_empty());
+    assert!(ids(&index, "the of and", &opts).is_empty());
+}
+
+#[test]
+fn topic_filter_cap_limit_and_recency() {
+    let index = Index::open(artifact()).unwrap();
+    let all = SearchOptions { mode: Mode::Or, ..SearchOptions::default() };
+    let q = "rebase cache";
+    let topic = SearchOptions { topic: Some("git".into()), ..all.clone() };
+    assert!(ids(&index, q, &topic).iter().all(|id| id.starts_with("git/")));
+    assert!(ids(&index, q, &SearchOptions { topic: Some("nosuch".into()), ..all.clone() }).is_empty());
+    let capped = SearchOptions { per_topic_cap: Some(1), ..all.clone() };
+    let hits = ids(&index, q, &capped);
+    let git = hits.iter().filter(|id| id.starts_with("git/")).count();
+    assert_eq!(git, 1, "{hits:?}");
+    assert_eq!(ids(&index, q, &SearchOptions { limit: 1, ..all.clone() }).len(), 1);
+
+    // The two git entries score alike on "rebase"; recency lifts the one from yesterday.
+    let fresh = SearchOptions { now: Some(NOW), recency_weight: 0.5, topic: Some("git".into()), ..all };
+    let hits = index.search("rebase commits", &fresh).unwrap();
+    assert_eq!(hits[0].entry.id, "git/interactive-rebase.md");
+    assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
+}
+
+#[test]
+fn snippets_show_the_matching_text_not_the_title_heading() {
+    let index = Index::open(artifact()).unwrap();
+    let hits = index.search("invalidate_path", &SearchOptions::default()).unwrap();
+    assert_eq!(hits[0].entry.id, "architecture/cached-entry.md");
+    let s = &hits[0].snippet;
+    assert!(s.contains("invalidate_path after every rename"), "{s}");
+    assert!(!s.contains('#') && !s.contains('`'), "{s}");
+    assert!(s.chars().count() <= 162, "{s}");
+    let cjk = index.search("東京", &SearchOptions::default()).unwrap();
+    assert_eq!(cjk[0].entry.id, "misc/日本語.md");
+}
+
+#[test]
+fn source_lookups_and_related_topics() {
+    let index = Index::open(artifact()).unwrap();
+    let by = |p: &str| index.by_source(p).unwrap().into_iter().map(|e| e.id).collect::<Vec<_>>();
+    assert_eq!(by("src/cache/entry.rs"), ["architecture/cached-entry.md"]);
+    assert_eq!(by("./src/cache/entry.rs"), ["architecture/cached-entry.md"]);
+    assert!(by("src/cache").is_empty());
+    let names: Vec<_> = index.by_file_name("Cargo.toml").unwrap().into_iter().map(|e| e.id).collect();
+    assert_eq!(names, ["build/linker-oom.md"]);
+    let names: Vec<_> = index.by_file_name("/abs/path/to/key.rs").unwrap().into_iter().map(|e| e.id).collect();
+    assert_eq!(names, ["build/ci-cache.md"]);
+    // src/cache/ holds sources of an architecture entry and a build entry.
+    let related = index.related_topics("src/cache/new_file.rs").unwrap();
+    let topics: Vec<_> = related.iter().map(|t| (t.topic, t.count)).collect();
+    assert_eq!(topics, [("architecture", 1), ("build", 1)]);
+    assert!(index.related_topics("README.md").unwrap().is_empty());
+    let topics: Vec<_> = index.topics().unwrap().into_iter().map(|t| (t.topic, t.count)).collect();
+    assert_eq!(topics, [("architecture", 1), ("build", 2), ("git", 2), ("misc", 1)]);
+}
+
+#[test]
+fn empty_index_is_valid() {
+    let bytes = build(&[], &BuildInfo::default()).unwrap();
+    let index = Index::open(&bytes[..]).unwrap();
+    index.verify().unwrap();
+    assert!(index.is_empty());
+    assert!(index.search("anything", &SearchOptions::default()).unwrap().is_empty());
+    assert!(index.topics().unwrap().is_empty());
+}
+
+#[test]
+fn open_rejects_with_typed_errors() {
+    let good = artifact();
+    assert!(matches!(Index::open(&good[..10]), Err(FormatError::TooSmall { .. })));
+    let mut bad = good.clone();
+    bad[0] = b'X';
+    assert!(matches!(Index::open(&bad[..]), Err(FormatError::BadMagic { .. })));
+    let mut newer = good.clone();
+    newer[12..16].copy_from_slice(&99u32.to_le_bytes()); // min_reader_version
+    let err = Index::open(&newer[..]).unwrap_err();
+    assert_eq!(err, FormatError::TooNew { needs: 99, max: FORMAT_VERSION });
+    assert!(err.to_string().contains("99"));
+    let mut old = good.clone();
+    old[8..12].copy_from_slice(&0u32.to_le_bytes());
+    assert!(matches!(Index::open(&old[..]), Err(FormatError::UnsupportedVersion { got: 0, .. })));
+    assert!(matches!(Index::open(&good[..good.len() - 1]), Err(FormatError::LengthMismatch { .. })));
+    let mut flipped = good.clone();
+    let at = good.len() / 2;
+    flipped[at] ^= 0x40;
+    let index = Index::open(&flipped[..]).unwrap();
+    assert!(matches!(index.verify(), Err(FormatError::Checksum { .. })));
+}
+
+/// Runs every query over possibly damaged bytes; any outcome but a panic is fine.
+fn exercise(bytes: &[u8]) {
+    let Ok(index) = Index::open(bytes) else { return };
+    let _ = index.verify();
+    let _ = index.meta();
+    for q in ["cache", "CachedEntry rename", "rebase linker release", "東京"] {
+        for mode in [Mode::AndThenOr, Mode::Or] {
+            let opts = SearchOptions { mode, per_topic_cap: Some(1), now: Some(NOW), ..SearchOptions::default() };
+            let _ = index.search(q, &opts);
+        }
+    }
+    for doc in 0..index.len().min(64) {
+        let _ = index.entry(doc);
+    }
+    let _ = index.entry(u32::MAX);
+    let _ = index.entry_by_id("git/rebase-onto.md");
+    let _ = index.by_source("src/cache/entry.rs");
+    let _ = index.by_file_name("key.rs");
+    let _ = index.topics();
+    let _ = index.related_topics("src/cache/x.rs");
+}
+
+/// xorshift: reproducible mutations without a dependency.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+#[test]
+fn damaged_artifacts_never_panic() {
+    let good = artifact();
+    let header = size_of::<Header>();
+    let row = size_of::<SectionEntry>();
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    // Every truncation.
+    for len in 0..good.len() {
+        exercise(&good[..len]);
+    }
+    for round in 0..6000 {
+        let mut b = good.clone();
+        match round % 6 {
+            // Random bit flips anywhere.
+            0 => {
+                for _ in 0..1 + rng.below(8) {
+                    let at = rng.below(b.len());
+                    b[at] ^= 1 << rng.below(8);
+                }
+            }
+            // Section offsets and lengths pointed past the end or made huge.
+            1 => {
+                let s = header + rng.below(8) * row + 8 + 8 * rng.below(2);
+                let v = [u64::MAX, u64::MAX / 2, b.len() as u64, b.len() as u64 - 9, rng.next() % 4096][rng.below(5)];
+                b[s..s + 8].copy_from_slice(&v.to_le_bytes());
+            }
+            // Huge or wrong counts in the header.
+            2 => {
+                let s = [20, 48, 52, 56, 60, 64][rng.below(6)];
+                let v = [u32::MAX, 0, 1, rng.next() as u32][rng.below(4)];
+                b[s..s + 4].copy_from_slice(&v.to_le_bytes());
+            }
+            // Random u32 overwrites inside the records (string refs, rows, postings offsets).
+            3 => {
+                for _ in 0..1 + rng.below(4) {
+                    let at = header + rng.below(b.len() - header - 12);
+                    let v = [u32::MAX, u32::MAX - 3, 0, rng.next() as u32, 0x8080_8080][rng.below(5)];
+                    b[at..at + 4].copy_from_slice(&v.to_le_bytes());
+                }
+            }
+            // Garbage of random length with a valid header prefix.
+            4 => {
+                let len = rng.below(good.len() * 2);
+                b.resize(len.max(header), 0);
+                for x in b[header..].iter_mut() {
+                    *x = rng.next() as u8;
+                }
+                let len = b.len() as u64;
+                b[24..32].copy_from_slice(&len.to_le_bytes());
+            }
+            // Spliced: a slice of the artifact moved elsewhere.
+            _ => {
+                let from = rng.below(b.len());
+                let to = rng.below(b.len());
+                let n = rng.below(64).min(b.len() - from.max(to));
+                let chunk = good[from..from + n].to_vec();
+                b[to..to + n].copy_from_slice(&chunk);
+            }
+        }
+        exercise(&b);
+    }
+    for _ in 0..2000 {
+        let len = rng.below(512);
+        let junk: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+        exercise(&junk);
+    }
+}
+
+/// Crash inputs found by `cargo fuzz` (index-format/fuzz) are kept here and replayed.
+#[test]
+fn fuzz_regressions_do_not_panic() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fuzz-regressions");
+    let Ok(entries) = std::fs::read_dir(&dir) else { return };
+    for e in entries.flatten() {
+        exercise(&std::fs::read(e.path()).unwrap());
+    }
+}
+
+/// The committed v1 reference artifact must keep opening, and today's builder must still
+/// produce it byte for byte while the format and tokenizer versions are unchanged.
+#[test]
+fn reference_artifact_v1_still_opens() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/reference-v1.hix");
+    let built = artifact();
+    if std::env::var_os("HELIX_BLESS").is_some() {
+        std::fs::write(&path, &built).unwrap();
+    }
+    let bytes = std::fs::read(&path).expect("reference artifact missing: run with HELIX_BLESS=1 once");
+    let index = Index::open(&bytes[..]).unwrap();
+    index.verify().unwrap();
+    assert_eq!(index.meta().unwrap().format_version, 1);
+    assert_eq!(ids(&index, "CachedEntry", &SearchOptions::default())[0], "architecture/cached-entry.md");
+    assert_eq!(index.by_source("Cargo.toml").unwrap()[0].id, "build/linker-oom.md");
+    if FORMAT_VERSION == 1 && TOKENIZER_VERSION == 1 {
+        assert!(bytes == built, "the builder's output changed without a format or tokenizer version bump");
+    }
+}
