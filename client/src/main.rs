@@ -4,6 +4,8 @@
 mod commands;
 mod compile;
 mod config;
+mod hook;
+mod install;
 mod knowledge;
 mod mcp;
 mod paths;
@@ -46,9 +48,20 @@ enum Command {
     Doctor(commands::doctor::Args),
     /// Serve search, store, read, brief and topics to Claude Code over MCP (stdio).
     Mcp,
+    /// Run one Claude Code hook: event JSON on stdin, answer on stdout, always exit 0.
+    Hook(hook::HookArgs),
+    /// Install, remove or inspect the helix hooks in Claude Code's settings.
+    Hooks {
+        #[command(subcommand)]
+        command: install::HooksCommand,
+    },
 }
 
 fn main() -> ExitCode {
+    // Hooks run on every tool call: skip building the whole CLI parser for them.
+    if let Some(code) = hook::fast_path() {
+        return code;
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Build(a) => commands::build::run(a),
@@ -63,6 +76,8 @@ fn main() -> ExitCode {
         Command::Store(a) => commands::store::run(a),
         Command::Doctor(a) => commands::doctor::run(a),
         Command::Mcp => mcp::run().map(|()| ExitCode::SUCCESS),
+        Command::Hook(a) => Ok(hook::run(&a)),
+        Command::Hooks { command } => install::run(&command),
     };
     match result {
         Ok(code) => code,

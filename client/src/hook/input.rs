@@ -33,11 +33,6 @@ impl Input {
         root.is_object().then_some(Input { root })
     }
 
-    /// A top-level field.
-    pub fn get(&self, key: &str) -> Option<&Value> {
-        self.root.get(key)
-    }
-
     /// A top-level string field; `None` when missing or not a string.
     pub fn str(&self, key: &str) -> Option<&str> {
         self.root.get(key).and_then(Value::as_str)
@@ -60,11 +55,11 @@ impl Input {
     /// `(old_string, new_string)` pairs of an Edit or MultiEdit, skipping malformed ones.
     pub fn edits(&self) -> Vec<(&str, &str)> {
         let Some(ti) = self.root.get("tool_input") else { return Vec::new() };
-        let pair = |v: &'_ Value| -> Option<(&'_ str, &'_ str)> {
+        fn pair(v: &Value) -> Option<(&str, &str)> {
             let old = v.get("old_string").and_then(Value::as_str)?;
             let new = v.get("new_string").and_then(Value::as_str).unwrap_or("");
             Some((old, new))
-        };
+        }
         let mut out: Vec<(&str, &str)> = Vec::new();
         if let Some(p) = pair(ti) {
             out.push(p);

@@ -76,6 +76,7 @@ impl Text {
         added
     }
 
+    #[cfg(test)]
     pub fn is_full(&self) -> bool {
         self.full
     }

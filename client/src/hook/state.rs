@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 /// Session files older than this are deleted when a session starts.
 pub const KEEP: Duration = Duration::from_secs(3 * 24 * 3600);
 
-/// What helix remembers about one session. Times are Unix seconds, 0 for never.
+/// What helix remembers about one session. Times are Unix milliseconds, 0 for never.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct State {
     /// Failures seen (Bash errors with a meaningful message).
@@ -104,10 +104,10 @@ fn prune_dir(dir: &Path, keep: Duration) {
     }
 }
 
-/// Current Unix time in seconds.
-pub fn now() -> i64 {
+/// Current Unix time in milliseconds.
+pub fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(SystemTime::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
         .unwrap_or(0)
 }

@@ -1,0 +1,86 @@
+//! `helix hook <event>`: the Claude Code hooks. One process per event: bounded stdin,
+//! lenient JSON, mmap the cached artifacts, query, print one JSON object, exit 0.
+//!
+//! A hook must never break or slow a session, so every problem ends in "print nothing".
+
+pub mod events;
+pub mod fresh;
+pub mod input;
+pub mod keywords;
+pub mod output;
+pub mod state;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+/// `helix hook <event>` arguments.
+#[derive(Debug, clap::Args)]
+pub struct HookArgs {
+    /// session-start, prompt, ambient, post-build, error, pre-compact, stop, subagent-start
+    /// or approve-mcp. Unknown events print nothing.
+    pub event: String,
+    /// Ignored, so a future installer's extra arguments never break an older binary.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+    pub rest: Vec<String>,
+}
+
+/// Runs one hook and always exits 0.
+pub fn run(args: &HookArgs) -> ExitCode {
+    run_event(&args.event)
+}
+
+/// Runs the hook `event` reading stdin; prints its answer, if any; always exits 0.
+pub fn run_event(event: &str) -> ExitCode {
+    // Last resort for debug builds; release builds abort on panic, so handlers avoid panics.
+    let out = std::panic::catch_unwind(|| answer(event)).ok().flatten();
+    if let Some(text) = out {
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(text.as_bytes());
+        let _ = stdout.write_all(b"\n");
+        let _ = stdout.flush();
+    }
+    ExitCode::SUCCESS
+}
+
+fn answer(event: &str) -> Option<String> {
+    let Some(bytes) = input::read_stdin() else {
+        log(event, "stdin unreadable or over 1 MiB; ignored");
+        return None;
+    };
+    let Some(input) = input::Input::parse(&bytes) else {
+        log(event, "stdin is not a JSON object; ignored");
+        return None;
+    };
+    let out = events::dispatch(event, &input);
+    log(event, if out.is_some() { "answered" } else { "nothing to say" });
+    out
+}
+
+/// Diagnostics only when `HELIX_LOG` is set: appended to that file when it is an absolute
+/// path, else written to stderr.
+fn log(event: &str, msg: &str) {
+    let Some(dest) = std::env::var_os("HELIX_LOG").filter(|v| !v.is_empty()) else { return };
+    let line = format!("helix hook {event}: {msg}\n");
+    let path = std::path::Path::new(&dest);
+    if path.is_absolute() {
+        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
+            let _ = f.write_all(line.as_bytes());
+        }
+    } else {
+        let _ = std::io::stderr().write_all(line.as_bytes());
+    }
+}
+
+/// `helix hook <event>` with nothing else on the command line, handled without clap.
+/// `None` for any other command line (clap then parses it, `--help` included).
+pub fn fast_path() -> Option<ExitCode> {
+    let mut args = std::env::args_os().skip(1);
+    if args.next()?.to_str()? != "hook" {
+        return None;
+    }
+    let event = args.next()?.into_string().ok()?;
+    if event.starts_with('-') || args.next().is_some() {
+        return None;
+    }
+    Some(run_event(&event))
+}
