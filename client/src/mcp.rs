@@ -23,10 +23,6 @@ use std::path::{Path, PathBuf};
 /// Largest accepted entry body; more is almost certainly a pasted log, not knowledge.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
 const MAX_QUERY_CHARS: usize = 2_000;
-const MAX_TITLE_CHARS: usize = 200;
-const MAX_TOPIC_CHARS: usize = 100;
-const MAX_LIST_ITEMS: usize = 64;
-const MAX_LIST_ITEM_CHARS: usize = 512;
 const DEFAULT_LIMIT: usize = 8;
 const MAX_LIMIT: usize = 50;
 /// At most this many entries listed by `brief` for one topic.
@@ -420,7 +416,8 @@ fn search_tool(cwd: &Path, args: SearchArgs) -> ToolOutcome {
     ))
 }
 
-/// Size and shape checks made before anything is written; the pending path validates the rest.
+/// Checks made before anything is written: the body size (with advice), then the shared
+/// write-path rules and secret scan, the same the server applies to `POST .../entries`.
 fn check_store_args(args: &StoreArgs) -> Result<(), ToolError> {
     if args.body.len() > MAX_BODY_BYTES {
         return fail(format!(
@@ -429,44 +426,20 @@ fn check_store_args(args: &StoreArgs) -> Result<(), ToolError> {
             args.body.len()
         ));
     }
-    if args.body.trim().is_empty() {
-        return fail("`body` is empty; say what happens, why, and what to do");
-    }
-    if args.title.trim().is_empty() {
-        return fail("`title` is empty; give a specific one-line title");
-    }
-    if args.title.chars().count() > MAX_TITLE_CHARS || args.title.contains('\n') {
-        return fail(format!(
-            "`title` must be one line of at most {MAX_TITLE_CHARS} characters"
-        ));
-    }
-    if args.topic.trim().is_empty() {
-        return fail("`topic` is empty; use an existing topic (see `topics`) such as \"build\"");
-    }
-    if args.topic.chars().count() > MAX_TOPIC_CHARS {
-        return fail(format!(
-            "`topic` is longer than {MAX_TOPIC_CHARS} characters"
-        ));
-    }
-    for (name, list) in [("tags", &args.tags), ("sources", &args.sources)] {
-        let Some(list) = list else { continue };
-        if list.len() > MAX_LIST_ITEMS {
-            return fail(format!(
-                "`{name}` has {} items; at most {MAX_LIST_ITEMS}",
-                list.len()
-            ));
+    let new = helix_index_format::NewEntry {
+        topic: args.topic.trim().to_string(),
+        title: args.title.trim().to_string(),
+        body: args.body.clone(),
+        tags: args.tags.clone().unwrap_or_default(),
+        sources: args.sources.clone().unwrap_or_default(),
+    };
+    match helix_index_format::validate_new_entry(&new) {
+        Ok(()) => Ok(()),
+        Err(e @ helix_index_format::ValidationError::Secret { .. }) => {
+            fail(format!("refused: {e}"))
         }
-        if let Some(bad) = list
-            .iter()
-            .find(|s| s.chars().count() > MAX_LIST_ITEM_CHARS)
-        {
-            return fail(format!(
-                "`{name}` item starting \"{}\" is longer than {MAX_LIST_ITEM_CHARS} characters",
-                bad.chars().take(40).collect::<String>()
-            ));
-        }
+        Err(e) => fail(format!("invalid entry: {e}")),
     }
-    Ok(())
 }
 
 fn store_tool(cwd: &Path, args: StoreArgs) -> ToolOutcome {
@@ -499,7 +472,10 @@ fn store_tool(cwd: &Path, args: StoreArgs) -> ToolOutcome {
         (None, _) => format!(
             "Stored `{full_id}` in the local knowledge directory{} and compiled it; search and \
              hooks see it now (local project: commit the file to share it).",
-            cfg.local.as_ref().map(|d| format!(" ({})", d.join(&stored.id).display())).unwrap_or_default()
+            cfg.local
+                .as_ref()
+                .map(|d| format!(" ({})", d.join(&stored.id).display()))
+                .unwrap_or_default()
         ),
     };
     let structured = json!({
