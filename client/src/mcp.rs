@@ -377,7 +377,11 @@ fn search_tool(cwd: &Path, args: SearchArgs) -> ToolOutcome {
         }
         text.push_str(". Try fewer or other keywords, or `topics` to see what is covered.");
     } else {
-        let _ = writeln!(text, "{} hit(s) for \"{query}\":", hits.len());
+        let _ = writeln!(
+            text,
+            "{} for \"{query}\":",
+            count_noun(hits.len() as u64, "hit", "hits")
+        );
     }
     for (i, h) in hits.iter().enumerate() {
         let e = &h.hit.entry;
@@ -561,7 +565,7 @@ fn render_entry_text(project: &str, e: &EntryRef<'_>) -> String {
         let _ = writeln!(t, "sources: {}", e.sources.join(", "));
     }
     t.push('\n');
-    t.push_str(e.body.trim_end());
+    t.push_str(e.body.trim());
     t
 }
 
@@ -606,9 +610,14 @@ fn brief_tool(cwd: &Path, args: BriefArgs) -> ToolOutcome {
         largest.sort_by(|a, b| b.1.count.cmp(&a.1.count).then(a.1.topic.cmp(b.1.topic)));
         largest.truncate(BRIEF_TOP_TOPICS);
         let total: u64 = per_project.values().map(|v| v.0).sum();
-        let mut text = format!("helix: {total} entries");
+        let mut text = format!("helix: {}", count_noun(total, "entry", "entries"));
         for (p, (n, t)) in &per_project {
-            let _ = write!(text, "\n- {p}: {n} entries in {t} topics");
+            let _ = write!(
+                text,
+                "\n- {p}: {} in {}",
+                count_noun(*n, "entry", "entries"),
+                count_noun(*t as u64, "topic", "topics")
+            );
         }
         if !largest.is_empty() {
             text.push_str("\nLargest topics: ");
@@ -662,7 +671,10 @@ fn brief_tool(cwd: &Path, args: BriefArgs) -> ToolOutcome {
     entries.sort_by(|a, b| b.1.date.cmp(&a.1.date).then(a.1.id.cmp(b.1.id)));
     let total = entries.len();
     entries.truncate(BRIEF_TOPIC_ENTRIES);
-    let mut text = format!("Topic `{topic}`: {total} entries");
+    let mut text = format!(
+        "Topic `{topic}`: {}",
+        count_noun(total as u64, "entry", "entries")
+    );
     if total > entries.len() {
         let _ = write!(text, " (newest {} shown)", entries.len());
     }
@@ -725,6 +737,14 @@ fn topics_tool(cwd: &Path) -> ToolOutcome {
         );
     }
     Ok((text.trim_end().to_string(), json!({ "projects": projects })))
+}
+
+fn count_noun(n: u64, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
 }
 
 fn one_line(s: &str) -> String {
