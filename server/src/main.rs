@@ -1,3 +1,150 @@
-//! `helix-server`: the team knowledge server.
+//! `helix-server`: the team knowledge server binary (serve, and `token add`).
+//! Logs go to stderr; stdout carries the listening address and new tokens.
 
-fn main() {}
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use helix_server::auth::Scope;
+use helix_server::config::{self, Config};
+
+#[derive(Debug, Parser)]
+#[command(name = "helix-server", version, about = "helix team knowledge server")]
+struct Cli {
+    /// Configuration file (TOML). Without one, the embedded default is used.
+    #[arg(long, global = true, env = "HELIX_SERVER_CONFIG")]
+    config: Option<PathBuf>,
+    /// Address to listen on (overrides the config), e.g. 127.0.0.1:7700 or 0.0.0.0:0.
+    #[arg(long)]
+    listen: Option<SocketAddr>,
+    /// Data directory (overrides the config).
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// Log as JSON lines.
+    #[arg(long)]
+    log_json: bool,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve (the default).
+    Serve,
+    /// Manage tokens.
+    Token {
+        #[command(subcommand)]
+        command: TokenCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum TokenCommand {
+    /// Create a token, print it once, store only its sha256 in the config file.
+    Add {
+        #[arg(long)]
+        project: String,
+        #[arg(long)]
+        name: String,
+        /// Comma-separated scopes: read, write.
+        #[arg(long, default_value = "read")]
+        scope: String,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.log_json);
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("helix-server: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_logging(json: bool) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,tower_http=warn"));
+    let b = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if json {
+        b.json().init();
+    } else {
+        b.init();
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Some(Command::Token {
+            command:
+                TokenCommand::Add {
+                    project,
+                    name,
+                    scope,
+                },
+        }) => {
+            let path = cli
+                .config
+                .context("`token add` needs --config FILE (the file the token is stored in)")?;
+            let mut scopes = Vec::new();
+            for s in scope.split(',').filter(|s| !s.trim().is_empty()) {
+                scopes.push(
+                    Scope::parse(s)
+                        .with_context(|| format!("unknown scope {s:?} (use read, write)"))?,
+                );
+            }
+            let token = config::add_token(&path, &project, &name, &scopes)?;
+            println!("{token}");
+            eprintln!(
+                "token for {name} on project {project} stored (hashed) in {}; it is shown only once",
+                path.display()
+            );
+            Ok(())
+        }
+        Some(Command::Serve) | None => serve(cli.config, cli.listen, cli.data_dir),
+    }
+}
+
+fn serve(
+    path: Option<PathBuf>,
+    listen: Option<SocketAddr>,
+    data_dir: Option<PathBuf>,
+) -> anyhow::Result<()> {
+    let embedded = path.is_none();
+    let mut cfg = match &path {
+        Some(p) => Config::load(p)?,
+        None => Config::embedded_default(),
+    };
+    if let Some(l) = listen {
+        cfg.listen = l;
+    }
+    if let Some(d) = data_dir {
+        cfg.data_dir = d;
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(cfg.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", cfg.listen))?;
+        let addr = listener.local_addr()?;
+        if embedded {
+            tracing::info!(
+                "no config given: serving project `default` from {} on http://{addr}; loopback clients need no token",
+                cfg.data_dir.join("projects/default/repo.git").display()
+            );
+        } else {
+            tracing::info!(projects = cfg.projects.len(), "listening on http://{addr}");
+        }
+        println!("listening on http://{addr}");
+        helix_server::serve(cfg, listener, helix_server::shutdown_signal()).await
+    })
+}

@@ -1,0 +1,298 @@
+//! Server configuration: the TOML file (projects, tokens, webhook secrets), command-line
+//! overrides, the embedded default used when no file is given, and `token add`.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use serde::{Deserialize, Serialize};
+
+use crate::auth::{Scope, hash_token, new_token};
+
+/// Default poll interval for upstream projects, seconds.
+pub const DEFAULT_POLL_SECS: u64 = 60;
+
+/// The whole configuration file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default = "default_listen")]
+    pub listen: SocketAddr,
+    #[serde(default = "default_data_dir")]
+    pub data_dir: PathBuf,
+    /// Requests from loopback peers without a token get read and write on every project.
+    #[serde(default)]
+    pub anonymous_loopback: bool,
+    /// Largest request body accepted, bytes.
+    #[serde(default = "default_max_body")]
+    pub max_body_bytes: usize,
+    /// Per-request timeout, seconds.
+    #[serde(default = "default_timeout")]
+    pub request_timeout_secs: u64,
+    /// Artifacts kept per project for pinned clients (including the current one).
+    #[serde(default = "default_keep")]
+    pub keep_artifacts: usize,
+    #[serde(default)]
+    pub projects: Vec<ProjectConfig>,
+}
+
+/// One project.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProjectConfig {
+    pub name: String,
+    /// Git URL or path of the upstream; none: a server-owned repository under the data dir.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<String>,
+    #[serde(default = "default_branch")]
+    pub branch: String,
+    /// Only entries under this repository subdirectory are read (and written).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subdir: Option<String>,
+    #[serde(default = "default_poll")]
+    pub poll_interval_secs: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhook_secret: Option<String>,
+    /// Seed an empty server-owned repository with the embedded example entries.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub seed_examples: bool,
+    #[serde(default)]
+    pub tokens: Vec<TokenConfig>,
+}
+
+/// A token, stored only as the sha256 of its plaintext.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenConfig {
+    /// Who holds it; becomes the git author of their writes.
+    pub name: String,
+    /// Lower-case hex sha256 of the token.
+    pub sha256: String,
+    pub scopes: Vec<Scope>,
+}
+
+fn default_listen() -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], 7700))
+}
+fn default_data_dir() -> PathBuf {
+    PathBuf::from("./helix-data")
+}
+fn default_max_body() -> usize {
+    256 * 1024
+}
+fn default_timeout() -> u64 {
+    60
+}
+fn default_keep() -> usize {
+    5
+}
+fn default_branch() -> String {
+    "main".into()
+}
+fn default_poll() -> u64 {
+    DEFAULT_POLL_SECS
+}
+
+impl Config {
+    /// The configuration used when none is given: project `default` in a server-owned
+    /// repository seeded with the examples, on loopback, no tokens needed from loopback.
+    pub fn embedded_default() -> Config {
+        Config {
+            listen: default_listen(),
+            data_dir: default_data_dir(),
+            anonymous_loopback: true,
+            max_body_bytes: default_max_body(),
+            request_timeout_secs: default_timeout(),
+            keep_artifacts: default_keep(),
+            projects: vec![ProjectConfig {
+                name: "default".into(),
+                upstream: None,
+                branch: default_branch(),
+                subdir: None,
+                poll_interval_secs: default_poll(),
+                webhook_secret: None,
+                seed_examples: true,
+                tokens: Vec::new(),
+            }],
+        }
+    }
+
+    /// Parses TOML text and checks it; `origin` names the file in messages.
+    pub fn parse(text: &str, origin: &str) -> anyhow::Result<Config> {
+        let cfg: Config =
+            toml::from_str(text).with_context(|| format!("{origin}: invalid config"))?;
+        cfg.check()
+            .with_context(|| format!("{origin}: invalid config"))?;
+        Ok(cfg)
+    }
+
+    pub fn load(path: &Path) -> anyhow::Result<Config> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read config {}", path.display()))?;
+        Config::parse(&text, &path.display().to_string())
+    }
+
+    fn check(&self) -> anyhow::Result<()> {
+        let mut seen = std::collections::BTreeSet::new();
+        for p in &self.projects {
+            if !valid_project_name(&p.name) {
+                bail!(
+                    "project name {:?} must be 1-64 characters of [A-Za-z0-9_-] and not start with '-'",
+                    p.name
+                );
+            }
+            if !seen.insert(p.name.clone()) {
+                bail!("project {:?} is listed twice", p.name);
+            }
+            if p.branch.is_empty()
+                || p.branch.contains("..")
+                || p.branch.contains(char::is_whitespace)
+            {
+                bail!("project {:?}: invalid branch {:?}", p.name, p.branch);
+            }
+            if let Some(s) = &p.subdir {
+                let s = s.trim_matches('/');
+                if s.is_empty() || s.split('/').any(|c| c.is_empty() || c == "." || c == "..") {
+                    bail!("project {:?}: invalid subdir {:?}", p.name, p.subdir);
+                }
+            }
+            if p.poll_interval_secs == 0 {
+                bail!(
+                    "project {:?}: poll_interval_secs must be at least 1",
+                    p.name
+                );
+            }
+            for t in &p.tokens {
+                if t.sha256.len() != 64 || !t.sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    bail!(
+                        "project {:?}: token {:?} has no valid sha256",
+                        p.name,
+                        t.name
+                    );
+                }
+            }
+        }
+        if self.keep_artifacts == 0 {
+            bail!("keep_artifacts must be at least 1");
+        }
+        Ok(())
+    }
+
+    pub fn project(&self, name: &str) -> Option<&ProjectConfig> {
+        self.projects.iter().find(|p| p.name == name)
+    }
+}
+
+impl ProjectConfig {
+    /// The subdirectory as a clean prefix without slashes at either end, if any.
+    pub fn subdir_prefix(&self) -> Option<String> {
+        self.subdir
+            .as_deref()
+            .map(|s| s.trim_matches('/').to_string())
+    }
+}
+
+/// Project names appear in URLs and directory names.
+pub fn valid_project_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && !name.starts_with('-')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// `token add`: creates a token for `project` in the config file at `path`, stores only its
+/// hash, and returns the plaintext (shown once). Comments in the file are not preserved.
+pub fn add_token(
+    path: &Path,
+    project: &str,
+    name: &str,
+    scopes: &[Scope],
+) -> anyhow::Result<String> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read config {}", path.display()))?;
+    // Check the file as a whole first, then edit it as a plain TOML table so that
+    // defaults are not written out.
+    let cfg = Config::parse(&text, &path.display().to_string())?;
+    if cfg.project(project).is_none() {
+        bail!("{}: no project named {project:?}", path.display());
+    }
+    if name.trim().is_empty() || name.contains(['\n', '\r', '<', '>']) {
+        bail!("token name {name:?} must be non-empty and contain no newlines or angle brackets");
+    }
+    if scopes.is_empty() {
+        bail!("at least one scope (read, write) is needed");
+    }
+    let mut table: toml::Table = toml::from_str(&text).context("config is not a TOML table")?;
+    let projects = table
+        .get_mut("projects")
+        .and_then(|v| v.as_array_mut())
+        .context("config has no [[projects]]")?;
+    let token = new_token();
+    for p in projects.iter_mut() {
+        let Some(t) = p.as_table_mut() else { continue };
+        if t.get("name").and_then(|n| n.as_str()) != Some(project) {
+            continue;
+        }
+        let tokens = t
+            .entry("tokens")
+            .or_insert_with(|| toml::Value::Array(Vec::new()));
+        let Some(arr) = tokens.as_array_mut() else {
+            bail!("project {project:?}: `tokens` is not an array");
+        };
+        let mut entry = toml::Table::new();
+        entry.insert("name".into(), toml::Value::String(name.to_string()));
+        entry.insert("sha256".into(), toml::Value::String(hash_token(&token)));
+        entry.insert(
+            "scopes".into(),
+            toml::Value::Array(
+                scopes
+                    .iter()
+                    .map(|s| toml::Value::String(s.as_str().to_string()))
+                    .collect(),
+            ),
+        );
+        arr.push(toml::Value::Table(entry));
+    }
+    let out = toml::to_string(&table).context("cannot serialize config")?;
+    Config::parse(&out, "updated config")?;
+    crate::fsutil::write_atomic(path, out.as_bytes())
+        .with_context(|| format!("cannot write config {}", path.display()))?;
+    Ok(token)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_minimal_project_with_defaults() {
+        let cfg = Config::parse("[[projects]]\nname = \"backend\"\n", "t").expect("valid");
+        assert_eq!(cfg.listen.to_string(), "127.0.0.1:7700");
+        assert_eq!(cfg.projects[0].branch, "main");
+        assert!(!cfg.anonymous_loopback);
+    }
+
+    #[test]
+    fn rejects_bad_project_names_and_unknown_keys() {
+        let e = Config::parse("[[projects]]\nname = \"../x\"\n", "f.toml").unwrap_err();
+        assert!(format!("{e:#}").contains("project name"), "{e:#}");
+        let e = Config::parse("bogus = 1\n", "f.toml").unwrap_err();
+        assert!(format!("{e:#}").contains("bogus"), "{e:#}");
+    }
+
+    #[test]
+    fn token_add_stores_only_the_hash() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, "[[projects]]\nname = \"p\"\n").expect("write");
+        let tok = add_token(&path, "p", "alice", &[Scope::Read]).expect("add");
+        let text = std::fs::read_to_string(&path).expect("read");
+        assert!(!text.contains(&tok));
+        assert!(text.contains(&hash_token(&tok)));
+        let cfg = Config::load(&path).expect("reload");
+        assert_eq!(cfg.projects[0].tokens[0].name, "alice");
+        assert!(add_token(&path, "nope", "bob", &[Scope::Read]).is_err());
+    }
+}

@@ -1,0 +1,75 @@
+//! The one error type of the HTTP layer: a status, a stable snake_case code and a clear
+//! message, rendered as `{"error": {"code", "message"}}`.
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+
+/// An error answered to a client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppError {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl AppError {
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> AppError {
+        AppError {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+    pub fn bad_request(m: impl Into<String>) -> AppError {
+        AppError::new(StatusCode::BAD_REQUEST, "bad_request", m)
+    }
+    pub fn invalid_entry(m: impl Into<String>) -> AppError {
+        AppError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_entry", m)
+    }
+    pub fn secret(m: impl Into<String>) -> AppError {
+        AppError::new(StatusCode::UNPROCESSABLE_ENTITY, "secret_detected", m)
+    }
+    pub fn unauthorized(m: impl Into<String>) -> AppError {
+        AppError::new(StatusCode::UNAUTHORIZED, "unauthorized", m)
+    }
+    pub fn forbidden(m: impl Into<String>) -> AppError {
+        AppError::new(StatusCode::FORBIDDEN, "forbidden", m)
+    }
+    pub fn not_found(m: impl Into<String>) -> AppError {
+        AppError::new(StatusCode::NOT_FOUND, "not_found", m)
+    }
+    pub fn conflict(m: impl Into<String>) -> AppError {
+        AppError::new(StatusCode::CONFLICT, "conflict", m)
+    }
+    pub fn too_large(m: impl Into<String>) -> AppError {
+        AppError::new(StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", m)
+    }
+    pub fn unavailable(m: impl Into<String>) -> AppError {
+        AppError::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", m)
+    }
+    pub fn internal(m: impl Into<String>) -> AppError {
+        AppError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", m)
+    }
+}
+
+impl std::fmt::Display for AppError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {}: {}",
+            self.status.as_u16(),
+            self.code,
+            self.message
+        )
+    }
+}
+
+impl std::error::Error for AppError {}
+
+impl IntoResponse for AppError {
+    fn into_response(self) -> Response {
+        let body = serde_json::json!({"error": {"code": self.code, "message": self.message}});
+        (self.status, Json(body)).into_response()
+    }
+}

@@ -1,0 +1,489 @@
+//! HTTP API v1 (docs/http-api.md): routes, authentication of each request, the index
+//! download with ETag/304, status, entry writes, refresh/webhook, health and metrics.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Json;
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::connect_info::ConnectInfo;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{DefaultBodyLimit, FromRequestParts, MatchedPath, Path, Query, Request, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use helix_index_format::NewEntry;
+use serde::Deserialize;
+use serde_json::json;
+use tokio::sync::oneshot;
+
+use crate::auth::{self, AuthFailure, Principal, Scope};
+use crate::config::Config;
+use crate::error::AppError;
+use crate::metrics::Metrics;
+use crate::project::{Job, Project, WriteJob};
+use crate::store::Served;
+
+/// Media type of artifact downloads.
+pub const INDEX_CONTENT_TYPE: &str = "application/vnd.helix.index";
+
+/// Everything handlers share.
+#[derive(Debug, Clone)]
+pub struct AppState(Arc<Inner>);
+
+#[derive(Debug)]
+pub struct Inner {
+    pub config: Config,
+    pub projects: BTreeMap<String, Arc<Project>>,
+    pub metrics: Arc<Metrics>,
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
+}
+
+impl AppState {
+    /// Opens every project (loading its last good artifact) and starts the workers.
+    pub async fn start(config: Config) -> anyhow::Result<AppState> {
+        tokio::task::spawn_blocking(move || {
+            let metrics = Arc::new(Metrics::default());
+            let mut projects = BTreeMap::new();
+            for p in &config.projects {
+                let project = Project::start(
+                    p.clone(),
+                    &config.data_dir,
+                    config.keep_artifacts,
+                    metrics.clone(),
+                )?;
+                projects.insert(p.name.clone(), project);
+            }
+            Ok(AppState(Arc::new(Inner {
+                config,
+                projects,
+                metrics,
+            })))
+        })
+        .await?
+    }
+
+    /// Lets every worker finish its queued jobs, then stops it.
+    pub async fn shutdown(&self) {
+        let projects: Vec<Arc<Project>> = self.projects.values().cloned().collect();
+        let _ = tokio::task::spawn_blocking(move || {
+            for p in projects {
+                p.shutdown();
+            }
+        })
+        .await;
+    }
+}
+
+/// The router with every route and layer.
+pub fn app(state: AppState) -> Router {
+    let limit = state.config.max_body_bytes;
+    let timeout = Duration::from_secs(state.config.request_timeout_secs);
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/metrics", get(metrics))
+        .route("/v1/projects", get(list_projects))
+        .route("/v1/projects/{project}/index", get(get_index))
+        .route("/v1/projects/{project}/status", get(get_status))
+        .route("/v1/projects/{project}/entries", post(post_entry))
+        .route("/v1/projects/{project}/refresh", post(refresh))
+        .route_layer(middleware::from_fn_with_state(state.clone(), track))
+        .fallback(fallback)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(limit))
+        .layer(tower_http::timeout::TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            timeout,
+        ))
+        .layer(tower_http::trace::TraceLayer::new_for_http())
+        .with_state(state)
+}
+
+async fn track(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|m| m.as_str().to_string())
+        .unwrap_or_else(|| "unmatched".into());
+    let method = req.method().as_str().to_string();
+    let resp = next.run(req).await;
+    state
+        .metrics
+        .request(&route, &method, resp.status().as_u16());
+    resp
+}
+
+async fn fallback() -> AppError {
+    AppError::not_found("no such endpoint; see docs/http-api.md")
+}
+
+async fn method_not_allowed() -> AppError {
+    AppError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "method not allowed on this endpoint",
+    )
+}
+
+async fn healthz() -> &'static str {
+    "ok"
+}
+
+async fn metrics(State(state): State<AppState>) -> impl IntoResponse {
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        state.metrics.render(),
+    )
+}
+
+/// The caller as the transport sees it: the `Authorization` header and whether the peer is
+/// on loopback. Authentication itself needs the config, see [`authorize`].
+#[derive(Debug, Clone)]
+pub struct Caller {
+    authorization: Option<Vec<u8>>,
+    loopback: bool,
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Caller {
+    type Rejection = AppError;
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        let loopback = parts
+            .extensions
+            .get::<ConnectInfo<SocketAddr>>()
+            .is_some_and(|c| c.0.ip().is_loopback());
+        Ok(Caller {
+            authorization: parts
+                .headers
+                .get(header::AUTHORIZATION)
+                .map(|v| v.as_bytes().to_vec()),
+            loopback,
+        })
+    }
+}
+
+fn authenticate(state: &AppState, caller: &Caller) -> Result<Principal, AppError> {
+    auth::authenticate(&state.config, caller.authorization.as_deref(), caller.loopback).map_err(
+        |f| match f {
+            AuthFailure::Missing => AppError::unauthorized(
+                "missing token: send `Authorization: Bearer <token>` (create one with `helix-server token add`)",
+            ),
+            AuthFailure::Malformed => {
+                AppError::unauthorized("malformed Authorization header: expected `Bearer <token>`")
+            }
+            AuthFailure::Unknown => AppError::unauthorized("unknown or revoked token"),
+        },
+    )
+}
+
+/// Authenticates, finds the project and checks the scope: 401, then 404, then 403.
+fn authorize(
+    state: &AppState,
+    caller: &Caller,
+    project: &str,
+    scope: Scope,
+) -> Result<(Principal, Arc<Project>), AppError> {
+    let who = authenticate(state, caller)?;
+    let p = find_project(state, project)?;
+    if !who.may(project, scope) {
+        return Err(AppError::forbidden(format!(
+            "this token may not {} project {project:?}",
+            scope.as_str()
+        )));
+    }
+    Ok((who, p))
+}
+
+fn find_project(state: &AppState, project: &str) -> Result<Arc<Project>, AppError> {
+    state
+        .projects
+        .get(project)
+        .cloned()
+        .ok_or_else(|| AppError::not_found(format!("no project named {project:?}")))
+}
+
+async fn list_projects(
+    State(state): State<AppState>,
+    caller: Caller,
+) -> Result<Response, AppError> {
+    let who = authenticate(&state, &caller)?;
+    let list: Vec<_> = state
+        .projects
+        .values()
+        .filter(|p| who.may(p.name(), Scope::Read))
+        .map(|p| {
+            let c = p.current();
+            json!({
+                "name": p.name(),
+                "commit": c.as_ref().map(|c| c.info.commit.clone()),
+                "generation": c.as_ref().map(|c| c.info.generation).unwrap_or(0),
+                "entries": c.as_ref().map(|c| c.info.entries).unwrap_or(0),
+            })
+        })
+        .collect();
+    Ok(Json(json!({ "projects": list })).into_response())
+}
+
+#[derive(Debug, Deserialize)]
+struct IndexQuery {
+    commit: Option<String>,
+}
+
+/// Whether an `If-None-Match` value matches `etag` (a quoted hash).
+fn etag_matches(header: &HeaderValue, etag: &str) -> bool {
+    let Ok(s) = header.to_str() else { return false };
+    s.split(',')
+        .map(str::trim)
+        .any(|t| t == "*" || t.strip_prefix("W/").unwrap_or(t) == etag)
+}
+
+fn artifact_headers(s: &Served) -> [(header::HeaderName, HeaderValue); 4] {
+    let v = |x: String| HeaderValue::from_str(&x).unwrap_or_else(|_| HeaderValue::from_static(""));
+    [
+        (header::ETAG, v(format!("\"{}\"", s.info.hash))),
+        (
+            header::HeaderName::from_static("x-helix-commit"),
+            v(s.info.commit.clone()),
+        ),
+        (
+            header::HeaderName::from_static("x-helix-generation"),
+            v(s.info.generation.to_string()),
+        ),
+        (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+    ]
+}
+
+async fn get_index(
+    State(state): State<AppState>,
+    Path(project): Path<String>,
+    caller: Caller,
+    query: Result<Query<IndexQuery>, axum::extract::rejection::QueryRejection>,
+    headers: HeaderMap,
+) -> Result<Response, AppError> {
+    let (_, p) = authorize(&state, &caller, &project, Scope::Read)?;
+    let Query(q) = query.map_err(|e| AppError::bad_request(format!("invalid query: {e}")))?;
+    let served = match &q.commit {
+        Some(c) => p.pinned(c)?.ok_or_else(|| {
+            AppError::not_found(format!(
+                "no kept artifact of project {project:?} for commit {c:?}"
+            ))
+        })?,
+        None => p.current().ok_or_else(|| {
+            AppError::unavailable(format!(
+                "project {project:?} has no artifact yet; it is being fetched and compiled"
+            ))
+        })?,
+    };
+    let hdrs = artifact_headers(&served);
+    let etag = format!("\"{}\"", served.info.hash);
+    if headers
+        .get(header::IF_NONE_MATCH)
+        .is_some_and(|h| etag_matches(h, &etag))
+    {
+        return Ok((StatusCode::NOT_MODIFIED, hdrs).into_response());
+    }
+    Ok((
+        StatusCode::OK,
+        hdrs,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(INDEX_CONTENT_TYPE),
+        )],
+        Body::from(served.bytes.clone()),
+    )
+        .into_response())
+}
+
+async fn get_status(
+    State(state): State<AppState>,
+    Path(project): Path<String>,
+    caller: Caller,
+) -> Result<Response, AppError> {
+    let (_, p) = authorize(&state, &caller, &project, Scope::Read)?;
+    let c = p.current();
+    let f = p.fetch_status();
+    Ok(Json(json!({
+        "project": project,
+        "commit": c.as_ref().map(|c| c.info.commit.clone()),
+        "generation": c.as_ref().map(|c| c.info.generation).unwrap_or(0),
+        "entries": c.as_ref().map(|c| c.info.entries).unwrap_or(0),
+        "artifact_bytes": c.as_ref().map(|c| c.info.bytes).unwrap_or(0),
+        "diagnostics": p.diagnostics(),
+        "last_fetch": {"at": f.at, "error": f.error},
+    }))
+    .into_response())
+}
+
+/// The JSON body of `POST /entries`. Unknown fields are ignored.
+#[derive(Debug, Deserialize)]
+struct EntryBody {
+    topic: String,
+    title: String,
+    body: String,
+    #[serde(default)]
+    tags: Vec<String>,
+    #[serde(default)]
+    sources: Vec<String>,
+}
+
+fn body_error(e: BytesRejection, limit: usize) -> AppError {
+    if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        AppError::too_large(format!("request body is larger than {limit} bytes"))
+    } else {
+        AppError::bad_request(format!("cannot read request body: {e}"))
+    }
+}
+
+/// `Idempotency-Key`: 1..=128 characters of `[A-Za-z0-9._-]`.
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, AppError> {
+    let Some(v) = headers.get("idempotency-key") else {
+        return Ok(None);
+    };
+    let s = v.to_str().unwrap_or("");
+    if s.is_empty()
+        || s.len() > 128
+        || !s
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-')
+    {
+        return Err(AppError::bad_request(
+            "Idempotency-Key must be 1 to 128 characters of [A-Za-z0-9._-]",
+        ));
+    }
+    Ok(Some(s.to_string()))
+}
+
+async fn post_entry(
+    State(state): State<AppState>,
+    Path(project): Path<String>,
+    caller: Caller,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, AppError> {
+    let (who, p) = authorize(&state, &caller, &project, Scope::Write)?;
+    let reject = |e: AppError| {
+        state.metrics.write(&project, "rejected", 1);
+        e
+    };
+    let body = body.map_err(|e| reject(body_error(e, state.config.max_body_bytes)))?;
+    let ct = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if !ct
+        .trim_start()
+        .to_ascii_lowercase()
+        .starts_with("application/json")
+    {
+        return Err(reject(AppError::bad_request(format!(
+            "Content-Type must be application/json (got {ct:?})"
+        ))));
+    }
+    let key = idempotency_key(&headers).map_err(reject)?;
+    let parsed: EntryBody = serde_json::from_slice(&body).map_err(|e| {
+        reject(match e.classify() {
+            serde_json::error::Category::Data => {
+                AppError::invalid_entry(format!("invalid entry: {e}"))
+            }
+            _ => AppError::bad_request(format!("malformed JSON body: {e}")),
+        })
+    })?;
+    let entry = NewEntry {
+        topic: parsed.topic,
+        title: parsed.title,
+        body: parsed.body,
+        tags: parsed.tags,
+        sources: parsed.sources,
+    };
+    if let Err(e) = helix_index_format::validate_new_entry(&entry) {
+        let err = match e.code() {
+            "secret_detected" => AppError::secret(e.to_string()),
+            _ => AppError::invalid_entry(e.to_string()),
+        };
+        return Err(reject(err));
+    }
+    // The author becomes part of a Markdown file and a commit header: keep it one line.
+    let author: String = who.author().chars().filter(|c| !c.is_control()).collect();
+    let (tx, rx) = oneshot::channel();
+    p.send(Job::Write(WriteJob {
+        key,
+        author,
+        entry,
+        reply: tx,
+    }))?;
+    let reply = rx
+        .await
+        .map_err(|_| AppError::unavailable("the project worker stopped before answering"))??;
+    let status = if reply.created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, Json(reply.ack)).into_response())
+}
+
+#[derive(Debug, Deserialize)]
+struct RefreshQuery {
+    #[serde(default)]
+    wait: Option<String>,
+}
+
+async fn refresh(
+    State(state): State<AppState>,
+    Path(project): Path<String>,
+    caller: Caller,
+    query: Result<Query<RefreshQuery>, axum::extract::rejection::QueryRejection>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, AppError> {
+    let body = body.map_err(|e| body_error(e, state.config.max_body_bytes))?;
+    let p = if let Some(sig) = headers.get("x-hub-signature-256") {
+        let p = find_project(&state, &project)?;
+        let Some(secret) = &p.cfg.webhook_secret else {
+            return Err(AppError::unauthorized(format!(
+                "project {project:?} has no webhook secret configured"
+            )));
+        };
+        if !auth::verify_signature(secret, sig.to_str().unwrap_or(""), &body) {
+            return Err(AppError::unauthorized(
+                "X-Hub-Signature-256 does not match the body under the project's webhook secret",
+            ));
+        }
+        p
+    } else {
+        authorize(&state, &caller, &project, Scope::Write)?.1
+    };
+    let wait = query
+        .ok()
+        .and_then(|q| q.0.wait)
+        .is_some_and(|w| w != "0" && w != "false");
+    if !wait {
+        p.send(Job::Refresh(None))?;
+        return Ok((StatusCode::ACCEPTED, Json(json!({"status": "refreshing"}))).into_response());
+    }
+    let (tx, rx) = oneshot::channel();
+    p.send(Job::Refresh(Some(tx)))?;
+    let done = rx
+        .await
+        .map_err(|_| AppError::unavailable("the project worker stopped before answering"))?
+        .map_err(|e| AppError::unavailable(format!("refresh failed: {e}")))?;
+    Ok(Json(json!({
+        "status": "done",
+        "commit": done.as_ref().map(|d| d.commit.clone()),
+        "generation": done.as_ref().map(|d| d.generation).unwrap_or(0),
+    }))
+    .into_response())
+}

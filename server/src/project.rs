@@ -1,0 +1,758 @@
+//! One project at run time: the served artifact, and a single worker thread that owns the
+//! repository and does every git operation (fetch, ingest, batched writes, push) in order.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use gix::ObjectId;
+use helix_index_format::{BuildInfo, Diagnostic, Entry, GitMeta, NewEntry};
+use serde::{Deserialize, Serialize};
+use tokio::sync::oneshot;
+
+use crate::config::ProjectConfig;
+use crate::error::AppError;
+use crate::fsutil::write_atomic;
+use crate::git::{PushOutcome, Repo};
+use crate::metrics::Metrics;
+use crate::store::{ArtifactInfo, ArtifactStore, DiagnosticInfo, Pointer, Served};
+
+/// How often a write is re-applied after the upstream moved under it.
+const MAX_PUSH_ATTEMPTS: usize = 8;
+/// Commit messages scanned at start-up to recover idempotency keys not yet persisted.
+const IDEMPOTENCY_SCAN: usize = 2000;
+/// Idempotency keys remembered per project.
+const MAX_IDEMPOTENCY_KEYS: usize = 100_000;
+/// Commit-message trailer recording an idempotency key and the path it created.
+const KEY_TRAILER: &str = "Helix-Idempotency-Key:";
+
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/examples.rs"));
+}
+pub use embedded::EXAMPLES;
+
+/// The answer to an accepted entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WriteAck {
+    pub id: String,
+    pub path: String,
+    pub commit: String,
+    pub generation: u64,
+}
+
+/// A write's result: `created` is false for a replay of an idempotency key.
+#[derive(Debug, Clone)]
+pub struct WriteReply {
+    pub created: bool,
+    pub ack: WriteAck,
+}
+
+/// A validated entry waiting for the worker.
+#[derive(Debug)]
+pub struct WriteJob {
+    pub key: Option<String>,
+    pub author: String,
+    pub entry: NewEntry,
+    pub reply: oneshot::Sender<Result<WriteReply, AppError>>,
+}
+
+/// Work for a project's worker thread.
+#[derive(Debug)]
+pub enum Job {
+    Write(WriteJob),
+    Refresh(Option<oneshot::Sender<Result<Option<ArtifactInfo>, String>>>),
+    Shutdown,
+}
+
+/// Last fetch time and error, for `/status`.
+#[derive(Debug, Clone, Default)]
+pub struct FetchStatus {
+    pub at: Option<i64>,
+    pub error: Option<String>,
+}
+
+/// Shared, read-mostly state of a project.
+#[derive(Debug)]
+pub struct Project {
+    pub cfg: ProjectConfig,
+    pub dir: PathBuf,
+    current: RwLock<Option<Arc<Served>>>,
+    pointer: RwLock<Pointer>,
+    fetch: Mutex<FetchStatus>,
+    store: ArtifactStore,
+    tx: Mutex<Option<Sender<Job>>>,
+    worker: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+fn read<T>(l: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    l.read().unwrap_or_else(|e| e.into_inner())
+}
+fn write<T>(l: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
+    l.write().unwrap_or_else(|e| e.into_inner())
+}
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn now_secs() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+/// Opens (or creates) the project's bare repository; seeds the embedded examples into
+/// an empty server-owned one when configured to.
+fn open_repo(project: &Project) -> anyhow::Result<Repo> {
+    let cfg = &project.cfg;
+    let repo = Repo::open_or_init(
+        &project.dir.join("repo.git"),
+        cfg.upstream.clone(),
+        &cfg.branch,
+    )?;
+    if cfg.seed_examples && cfg.upstream.is_none() && repo.tip()?.is_none() {
+        let files: Vec<(String, Vec<u8>)> = EXAMPLES
+            .iter()
+            .map(|(p, t)| (p.to_string(), t.as_bytes().to_vec()))
+            .collect();
+        if !files.is_empty() {
+            repo.commit_files(None, &files, "helix-server", "Seed example entries\n")?;
+            tracing::info!(project = %cfg.name, entries = files.len(), "seeded repository with example entries");
+        }
+    }
+    Ok(repo)
+}
+
+impl Project {
+    /// Opens the project's data, loads the last good artifact (served at once, before any
+    /// fetch) and starts the worker, whose first job is a refresh.
+    pub fn start(
+        cfg: ProjectConfig,
+        data_dir: &Path,
+        keep: usize,
+        metrics: Arc<Metrics>,
+    ) -> anyhow::Result<Arc<Project>> {
+        let dir = data_dir.join("projects").join(&cfg.name);
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        let store = ArtifactStore::new(&dir, keep)?;
+        let (current, pointer) = store.last_good();
+        if let Some(c) = &current {
+            tracing::info!(project = %cfg.name, commit = %c.info.commit, generation = c.info.generation, "serving last good artifact");
+            metrics.artifact(&cfg.name, c.info.bytes, c.info.entries, c.info.generation);
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        let project = Arc::new(Project {
+            cfg,
+            dir: dir.clone(),
+            current: RwLock::new(current),
+            pointer: RwLock::new(pointer),
+            fetch: Mutex::new(FetchStatus::default()),
+            store,
+            tx: Mutex::new(Some(tx.clone())),
+            worker: Mutex::new(None),
+        });
+        // gix repositories are not `Send`: the worker thread opens its own and reports
+        // whether that worked before the server starts listening.
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel::<anyhow::Result<()>>();
+        let p2 = project.clone();
+        let handle = std::thread::Builder::new()
+            .name(format!("helix-{}", project.cfg.name))
+            .spawn(move || {
+                let opened = open_repo(&p2).and_then(|repo| Worker::new(p2, repo, metrics));
+                match opened {
+                    Ok(mut worker) => {
+                        let _ = ready_tx.send(Ok(()));
+                        worker.run(rx);
+                    }
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                    }
+                }
+            })
+            .context("cannot start worker thread")?;
+        ready_rx
+            .recv()
+            .context("worker thread died while opening the repository")??;
+        let _ = tx.send(Job::Refresh(None));
+        *lock(&project.worker) = Some(handle);
+        Ok(project)
+    }
+
+    pub fn name(&self) -> &str {
+        &self.cfg.name
+    }
+
+    pub fn current(&self) -> Option<Arc<Served>> {
+        read(&self.current).clone()
+    }
+
+    pub fn diagnostics(&self) -> Vec<DiagnosticInfo> {
+        read(&self.pointer).diagnostics.clone()
+    }
+
+    pub fn fetch_status(&self) -> FetchStatus {
+        lock(&self.fetch).clone()
+    }
+
+    /// A kept artifact by commit (full id or a unique prefix of at least 4 hex digits).
+    pub fn pinned(&self, commit: &str) -> Result<Option<Arc<Served>>, AppError> {
+        let commit = commit.to_ascii_lowercase();
+        if commit.len() < 4 || commit.len() > 64 || !commit.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(AppError::bad_request(format!(
+                "commit {commit:?} must be 4 to 64 hex digits"
+            )));
+        }
+        if let Some(c) = self.current() {
+            if c.info.commit.starts_with(&commit) {
+                return Ok(Some(c));
+            }
+        }
+        let kept = read(&self.pointer).kept.clone();
+        let matches: Vec<&ArtifactInfo> = kept
+            .iter()
+            .filter(|k| k.commit.starts_with(&commit))
+            .collect();
+        match matches.as_slice() {
+            [] => Ok(None),
+            [one] => self
+                .store
+                .load(one)
+                .map(|s| Some(Arc::new(s)))
+                .map_err(|e| AppError::internal(format!("{e:#}"))),
+            _ => Err(AppError::bad_request(format!(
+                "commit prefix {commit:?} is ambiguous"
+            ))),
+        }
+    }
+
+    /// Queues a job for the worker.
+    pub fn send(&self, job: Job) -> Result<(), AppError> {
+        let g = lock(&self.tx);
+        match g.as_ref() {
+            Some(tx) => tx
+                .send(job)
+                .map_err(|_| AppError::unavailable("the project worker has stopped")),
+            None => Err(AppError::unavailable("the server is shutting down")),
+        }
+    }
+
+    /// Stops the worker after it has finished every queued job.
+    pub fn shutdown(&self) {
+        if let Some(tx) = lock(&self.tx).take() {
+            let _ = tx.send(Job::Shutdown);
+        }
+        if let Some(h) = lock(&self.worker).take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// A parsed file, reused while its blob and last-change metadata stay the same.
+#[derive(Debug)]
+struct Cached {
+    blob: ObjectId,
+    parsed: Result<Entry, Diagnostic>,
+}
+
+/// Owns the repository; runs on its own thread.
+#[derive(Debug)]
+struct Worker {
+    project: Arc<Project>,
+    repo: Repo,
+    metrics: Arc<Metrics>,
+    cache: HashMap<String, Cached>,
+    generation: u64,
+    idem: BTreeMap<String, (u64, WriteAck)>,
+    idem_seq: u64,
+    idem_path: PathBuf,
+}
+
+impl Worker {
+    fn new(project: Arc<Project>, repo: Repo, metrics: Arc<Metrics>) -> anyhow::Result<Worker> {
+        let generation = read(&project.pointer)
+            .kept
+            .iter()
+            .map(|k| k.generation)
+            .max()
+            .unwrap_or(0);
+        let idem_path = project.dir.join("idempotency.json");
+        let mut w = Worker {
+            project,
+            repo,
+            metrics,
+            cache: HashMap::new(),
+            generation,
+            idem: BTreeMap::new(),
+            idem_seq: 0,
+            idem_path,
+        };
+        w.load_idempotency();
+        Ok(w)
+    }
+
+    fn name(&self) -> String {
+        self.project.cfg.name.clone()
+    }
+
+    fn prefix(&self) -> Option<String> {
+        self.project.cfg.subdir_prefix()
+    }
+
+    /// Loads the persisted keys, then adds keys found in recent commit messages: a write
+    /// committed just before a crash is still recognised when the client retries it.
+    fn load_idempotency(&mut self) {
+        if let Ok(bytes) = std::fs::read(&self.idem_path) {
+            match serde_json::from_slice::<BTreeMap<String, (u64, WriteAck)>>(&bytes) {
+                Ok(m) => self.idem = m,
+                Err(e) => {
+                    tracing::warn!(error = %e, "unreadable idempotency file; rebuilding from git")
+                }
+            }
+        }
+        self.idem_seq = self.idem.values().map(|v| v.0).max().unwrap_or(0);
+        let Ok(Some(tip)) = self.repo.tip() else {
+            return;
+        };
+        let Ok(msgs) = self.repo.recent_messages(tip, IDEMPOTENCY_SCAN) else {
+            return;
+        };
+        let mut added = 0;
+        for (commit, msg) in msgs.into_iter().rev() {
+            for line in msg.lines() {
+                let Some(rest) = line.strip_prefix(KEY_TRAILER) else {
+                    continue;
+                };
+                let mut parts = rest.split_whitespace();
+                let (Some(key), Some(path)) = (parts.next(), parts.next()) else {
+                    continue;
+                };
+                if self.idem.contains_key(key) {
+                    continue;
+                }
+                self.idem_seq += 1;
+                let ack = WriteAck {
+                    id: self.id_of(path),
+                    path: path.to_string(),
+                    commit: commit.to_string(),
+                    generation: self.generation,
+                };
+                self.idem.insert(key.to_string(), (self.idem_seq, ack));
+                added += 1;
+            }
+        }
+        if added > 0 {
+            tracing::info!(project = %self.name(), added, "recovered idempotency keys from git history");
+            self.save_idempotency();
+        }
+    }
+
+    fn save_idempotency(&mut self) {
+        if self.idem.len() > MAX_IDEMPOTENCY_KEYS {
+            let mut seqs: Vec<u64> = self.idem.values().map(|v| v.0).collect();
+            seqs.sort_unstable();
+            let cut = seqs[self.idem.len() - MAX_IDEMPOTENCY_KEYS];
+            self.idem.retain(|_, v| v.0 >= cut);
+        }
+        match serde_json::to_vec(&self.idem) {
+            Ok(b) => {
+                if let Err(e) = write_atomic(&self.idem_path, &b) {
+                    tracing::error!(error = %e, "cannot persist idempotency keys");
+                }
+            }
+            Err(e) => tracing::error!(error = %e, "cannot encode idempotency keys"),
+        }
+    }
+
+    fn id_of(&self, repo_path: &str) -> String {
+        match self.prefix() {
+            Some(p) => repo_path
+                .strip_prefix(&format!("{p}/"))
+                .unwrap_or(repo_path)
+                .to_string(),
+            None => repo_path.to_string(),
+        }
+    }
+
+    fn run(&mut self, rx: Receiver<Job>) {
+        let poll = Duration::from_secs(self.project.cfg.poll_interval_secs);
+        let mut next_poll = Instant::now() + poll;
+        loop {
+            let wait = next_poll.saturating_duration_since(Instant::now());
+            let mut jobs = Vec::new();
+            match rx.recv_timeout(wait) {
+                Ok(j) => jobs.push(j),
+                Err(RecvTimeoutError::Timeout) => jobs.push(Job::Refresh(None)),
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+            // Everything already waiting joins this round: concurrent stores become one commit.
+            while let Ok(j) = rx.try_recv() {
+                jobs.push(j);
+            }
+            let mut writes = Vec::new();
+            let mut refreshes = Vec::new();
+            let mut shutdown = false;
+            for j in jobs {
+                match j {
+                    Job::Write(w) => writes.push(w),
+                    Job::Refresh(r) => refreshes.push(r),
+                    Job::Shutdown => shutdown = true,
+                }
+            }
+            if !writes.is_empty() {
+                self.guarded("write", |w| {
+                    w.process_writes(writes);
+                    Ok(())
+                });
+            }
+            if !refreshes.is_empty() {
+                let mut result = Err("refresh failed".to_string());
+                self.guarded("refresh", |w| {
+                    result = w.refresh().map_err(|e| format!("{e:#}"));
+                    Ok(())
+                });
+                for r in refreshes.into_iter().flatten() {
+                    let _ = r.send(result.clone());
+                }
+                next_poll = Instant::now() + poll;
+            }
+            if shutdown {
+                break;
+            }
+        }
+        tracing::info!(project = %self.name(), "worker stopped");
+    }
+
+    /// Runs `f`, turning a panic (a bug, or an unfinished library in development) into a log
+    /// line instead of a dead worker.
+    fn guarded(&mut self, what: &str, f: impl FnOnce(&mut Worker) -> anyhow::Result<()>) {
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(self)));
+        match r {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                tracing::error!(project = %self.name(), error = %format!("{e:#}"), "{what} failed")
+            }
+            Err(_) => tracing::error!(project = %self.name(), "{what} panicked"),
+        }
+    }
+
+    /// Fetches (when there is an upstream) and compiles the branch tip if it is new.
+    fn refresh(&mut self) -> anyhow::Result<Option<ArtifactInfo>> {
+        let started = Instant::now();
+        let tip = if self.repo.upstream.is_some() {
+            let r = self.repo.fetch();
+            let mut st = lock(&self.project.fetch);
+            st.at = Some(now_secs());
+            match r {
+                Ok(t) => {
+                    st.error = None;
+                    t
+                }
+                Err(e) => {
+                    let msg = format!("{e:#}");
+                    tracing::warn!(project = %self.project.cfg.name, error = %msg, "fetch failed");
+                    st.error = Some(msg);
+                    drop(st);
+                    self.metrics.fetch_error(&self.project.cfg.name);
+                    self.repo.tip()?
+                }
+            }
+        } else {
+            lock(&self.project.fetch).at = Some(now_secs());
+            self.repo.tip()?
+        };
+        self.ingest(tip, started)
+    }
+
+    /// Compiles commit `tip` into a new artifact unless it is already the served one.
+    fn ingest(
+        &mut self,
+        tip: Option<ObjectId>,
+        started: Instant,
+    ) -> anyhow::Result<Option<ArtifactInfo>> {
+        let Some(tip) = tip else {
+            return Ok(None);
+        };
+        let hex = tip.to_string();
+        if let Some(c) = self.project.current() {
+            if c.info.commit == hex {
+                return Ok(Some(c.info.clone()));
+            }
+        }
+        let prefix = self.prefix();
+        let files = self.repo.list_files(tip, prefix.as_deref())?;
+        let files: Vec<(String, String, ObjectId)> = files
+            .into_iter()
+            .filter_map(|(path, blob)| {
+                let rel = self.id_of(&path);
+                helix_index_format::is_entry_path(&rel).then_some((path, rel, blob))
+            })
+            .collect();
+        let changed: HashSet<String> = files
+            .iter()
+            .filter(|(path, _, blob)| self.cache.get(path).is_none_or(|c| c.blob != *blob))
+            .map(|(path, _, _)| path.clone())
+            .collect();
+        let metas = if changed.is_empty() {
+            HashMap::new()
+        } else {
+            self.repo.last_changes(tip, &changed)?
+        };
+        for (path, rel, blob) in &files {
+            if !changed.contains(path) {
+                continue;
+            }
+            let bytes = self.repo.read_blob(*blob)?;
+            let meta = metas.get(path).cloned();
+            let parsed = helix_index_format::parse_entry(rel, &bytes, meta.as_ref());
+            self.cache.insert(
+                path.clone(),
+                Cached {
+                    blob: *blob,
+                    parsed,
+                },
+            );
+        }
+        let live: HashSet<&str> = files.iter().map(|(p, _, _)| p.as_str()).collect();
+        self.cache.retain(|k, _| live.contains(k.as_str()));
+        let mut entries = Vec::with_capacity(files.len());
+        let mut diags = Vec::new();
+        for (path, _, _) in &files {
+            match self.cache.get(path).map(|c| &c.parsed) {
+                Some(Ok(e)) => entries.push(e.clone()),
+                Some(Err(d)) => diags.push(DiagnosticInfo {
+                    path: d.path.clone(),
+                    line: d.line,
+                    reason: d.reason.clone(),
+                }),
+                None => {}
+            }
+        }
+        let generation = self.generation + 1;
+        let info = BuildInfo {
+            project: self.project.cfg.name.clone(),
+            commit: hex.clone(),
+            generation,
+            build_time: now_secs(),
+        };
+        let bytes = helix_index_format::build(&entries, &info)
+            .map_err(|e| anyhow::anyhow!("cannot compile {}: {e}", self.project.cfg.name))?;
+        let (served, ptr) = self.project.store.save(
+            bytes,
+            &hex,
+            generation,
+            entries.len() as u64,
+            info.build_time,
+            diags,
+        )?;
+        self.generation = generation;
+        let ai = served.info.clone();
+        *write(&self.project.pointer) = ptr;
+        *write(&self.project.current) = Some(served);
+        let secs = started.elapsed().as_secs_f64();
+        self.metrics.ingest(&self.project.cfg.name, secs);
+        self.metrics
+            .artifact(&self.project.cfg.name, ai.bytes, ai.entries, ai.generation);
+        tracing::info!(project = %self.project.cfg.name, commit = %hex, generation, entries = ai.entries, bytes = ai.bytes, seconds = secs, "compiled new artifact");
+        Ok(Some(ai))
+    }
+
+    fn process_writes(&mut self, jobs: Vec<WriteJob>) {
+        let project = self.name();
+        // Replays of known keys answer at once; repeats of a key inside this batch share
+        // the first one's commit.
+        let mut groups: Vec<(WriteJob, Vec<oneshot::Sender<Result<WriteReply, AppError>>>)> =
+            Vec::new();
+        for job in jobs {
+            if let Some(k) = &job.key {
+                if let Some((_, ack)) = self.idem.get(k) {
+                    self.metrics.write(&project, "replayed", 1);
+                    let _ = job.reply.send(Ok(WriteReply {
+                        created: false,
+                        ack: ack.clone(),
+                    }));
+                    continue;
+                }
+                if let Some(g) = groups
+                    .iter_mut()
+                    .find(|(g, _)| g.key.as_deref() == Some(k.as_str()))
+                {
+                    g.1.push(job.reply);
+                    continue;
+                }
+            }
+            groups.push((job, Vec::new()));
+        }
+        if groups.is_empty() {
+            return;
+        }
+        let started = Instant::now();
+        match self.commit_batch(&groups) {
+            Ok((commit, paths)) => {
+                if let Err(e) = self.ingest(Some(commit), started) {
+                    // The entries are safely in git; the next refresh compiles them.
+                    tracing::error!(project = %project, error = %format!("{e:#}"), "compile after write failed");
+                }
+                let mut acks = Vec::with_capacity(groups.len());
+                for ((job, _), path) in groups.iter().zip(&paths) {
+                    let ack = WriteAck {
+                        id: self.id_of(path),
+                        path: path.clone(),
+                        commit: commit.to_string(),
+                        generation: self.generation,
+                    };
+                    if let Some(k) = &job.key {
+                        self.idem_seq += 1;
+                        self.idem.insert(k.clone(), (self.idem_seq, ack.clone()));
+                    }
+                    acks.push(ack);
+                }
+                // Keys are durable before anyone is told the write succeeded.
+                self.save_idempotency();
+                self.metrics.write(&project, "created", groups.len() as u64);
+                for ((job, extra), ack) in groups.into_iter().zip(acks) {
+                    for r in extra {
+                        let _ = r.send(Ok(WriteReply {
+                            created: false,
+                            ack: ack.clone(),
+                        }));
+                    }
+                    let _ = job.reply.send(Ok(WriteReply { created: true, ack }));
+                }
+            }
+            Err(e) => {
+                tracing::error!(project = %project, error = %format!("{e:#}"), "write failed");
+                self.metrics.write(&project, "failed", groups.len() as u64);
+                for (job, extra) in groups {
+                    for r in extra {
+                        let _ = r.send(Err(e.clone()));
+                    }
+                    let _ = job.reply.send(Err(e.clone()));
+                }
+            }
+        }
+    }
+
+    /// Commits the batch onto the branch tip and pushes it; on a moved upstream, fetches and
+    /// re-applies (choosing paths again) a bounded number of times.
+    fn commit_batch(
+        &mut self,
+        groups: &[(WriteJob, Vec<oneshot::Sender<Result<WriteReply, AppError>>>)],
+    ) -> Result<(ObjectId, Vec<String>), AppError> {
+        let internal = |e: anyhow::Error| AppError::internal(format!("{e:#}"));
+        let prefix = self.prefix();
+        let mut last_reason = String::new();
+        for attempt in 0..MAX_PUSH_ATTEMPTS {
+            let parent = self.repo.tip().map_err(internal)?;
+            let mut taken: HashSet<String> = HashSet::new();
+            let mut listed: HashMap<String, HashSet<String>> = HashMap::new();
+            let mut files = Vec::with_capacity(groups.len());
+            let mut paths = Vec::with_capacity(groups.len());
+            for (job, _) in groups {
+                let topic_dir = match &prefix {
+                    Some(p) => format!("{p}/{}", job.entry.topic),
+                    None => job.entry.topic.clone(),
+                };
+                if !listed.contains_key(&topic_dir) {
+                    let existing = match parent {
+                        Some(p) => self
+                            .repo
+                            .list_files(p, Some(&topic_dir))
+                            .map_err(internal)?
+                            .into_keys()
+                            .collect(),
+                        None => HashSet::new(),
+                    };
+                    listed.insert(topic_dir.clone(), existing);
+                }
+                let existing = &listed[&topic_dir];
+                let slug = helix_index_format::slugify(&job.entry.title);
+                let mut n = 1;
+                let path = loop {
+                    let candidate = if n == 1 {
+                        format!("{topic_dir}/{slug}.md")
+                    } else {
+                        format!("{topic_dir}/{slug}-{n}.md")
+                    };
+                    if !existing.contains(&candidate) && !taken.contains(&candidate) {
+                        break candidate;
+                    }
+                    n += 1;
+                };
+                taken.insert(path.clone());
+                let entry = Entry {
+                    id: self.id_of(&path),
+                    topic: job.entry.topic.clone(),
+                    title: job.entry.title.trim().to_string(),
+                    tags: job.entry.tags.clone(),
+                    sources: job.entry.sources.clone(),
+                    date: None,
+                    author: Some(job.author.clone()),
+                    body: job.entry.body.clone(),
+                    extra: Default::default(),
+                };
+                files.push((
+                    path.clone(),
+                    helix_index_format::render_entry(&entry).into_bytes(),
+                ));
+                paths.push(path);
+            }
+            let authors: HashSet<&str> = groups.iter().map(|(j, _)| j.author.as_str()).collect();
+            let author = if authors.len() == 1 {
+                groups[0].0.author.as_str()
+            } else {
+                "helix-server"
+            };
+            let mut msg = if paths.len() == 1 {
+                format!("Add {}\n\n", self.id_of(&paths[0]))
+            } else {
+                format!("Add {} entries\n\n", paths.len())
+            };
+            for ((job, _), path) in groups.iter().zip(&paths) {
+                msg.push_str(&format!("- {} ({})\n", self.id_of(path), job.author));
+            }
+            let keyed: Vec<String> = groups
+                .iter()
+                .zip(&paths)
+                .filter_map(|((j, _), p)| j.key.as_ref().map(|k| format!("{KEY_TRAILER} {k} {p}")))
+                .collect();
+            if !keyed.is_empty() {
+                msg.push('\n');
+                msg.push_str(&keyed.join("\n"));
+                msg.push('\n');
+            }
+            let commit = match self.repo.commit_files(parent, &files, author, &msg) {
+                Ok(c) => c,
+                Err(e) => {
+                    // The branch moved under us (compare-and-swap); look again.
+                    last_reason = format!("{e:#}");
+                    tracing::warn!(attempt, error = %last_reason, "commit failed; retrying");
+                    continue;
+                }
+            };
+            match self.repo.push(commit) {
+                Ok(PushOutcome::Pushed) => return Ok((commit, paths)),
+                Ok(PushOutcome::Rejected(reason)) => {
+                    tracing::info!(project = %self.name(), attempt, "upstream moved; fetching and re-applying");
+                    last_reason = reason;
+                    let _ = self.repo.reset_branch(commit, parent);
+                    if let Err(e) = self.repo.fetch() {
+                        return Err(AppError::unavailable(format!(
+                            "push was rejected and fetching the upstream failed: {e:#}"
+                        )));
+                    }
+                }
+                Err(e) => {
+                    let _ = self.repo.reset_branch(commit, parent);
+                    return Err(AppError::unavailable(format!("{e:#}")));
+                }
+            }
+        }
+        Err(AppError::conflict(format!(
+            "the upstream branch kept moving; gave up after {MAX_PUSH_ATTEMPTS} attempts: {last_reason}"
+        )))
+    }
+}

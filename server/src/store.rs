@@ -1,0 +1,197 @@
+//! The artifact store of one project: immutable `<content-hash>.hix` files written
+//! atomically, a `current.json` pointer (also atomic), and pruning to the last few.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context;
+use axum::body::Bytes;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::fsutil::{remove_stale_temps, write_atomic};
+
+/// Facts about one stored artifact.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArtifactInfo {
+    /// Hex sha256 of the bytes: file name and ETag.
+    pub hash: String,
+    pub commit: String,
+    pub generation: u64,
+    pub entries: u64,
+    pub bytes: u64,
+    pub built_at: i64,
+}
+
+/// A diagnostic as recorded and reported by `/status`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiagnosticInfo {
+    pub path: String,
+    pub line: u32,
+    pub reason: String,
+}
+
+/// `current.json`: the served artifact first, then older kept ones, newest first.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Pointer {
+    pub kept: Vec<ArtifactInfo>,
+    #[serde(default)]
+    pub diagnostics: Vec<DiagnosticInfo>,
+}
+
+/// An artifact held in memory for serving.
+#[derive(Debug, Clone)]
+pub struct Served {
+    pub info: ArtifactInfo,
+    pub bytes: Bytes,
+}
+
+/// One project's artifacts directory.
+#[derive(Debug)]
+pub struct ArtifactStore {
+    dir: PathBuf,
+    pointer_path: PathBuf,
+    keep: usize,
+}
+
+pub fn content_hash(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+impl ArtifactStore {
+    pub fn new(project_dir: &Path, keep: usize) -> anyhow::Result<ArtifactStore> {
+        let dir = project_dir.join("artifacts");
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        remove_stale_temps(&dir);
+        remove_stale_temps(project_dir);
+        Ok(ArtifactStore {
+            dir,
+            pointer_path: project_dir.join("current.json"),
+            keep,
+        })
+    }
+
+    fn file(&self, hash: &str) -> PathBuf {
+        self.dir.join(format!("{hash}.hix"))
+    }
+
+    pub fn read_pointer(&self) -> Pointer {
+        match std::fs::read(&self.pointer_path) {
+            Ok(b) => serde_json::from_slice(&b).unwrap_or_else(|e| {
+                tracing::warn!(path = %self.pointer_path.display(), error = %e, "unreadable artifact pointer; starting without one");
+                Pointer::default()
+            }),
+            Err(_) => Pointer::default(),
+        }
+    }
+
+    /// Reads an artifact and checks it against its name (content hash).
+    pub fn load(&self, info: &ArtifactInfo) -> anyhow::Result<Served> {
+        let path = self.file(&info.hash);
+        let bytes =
+            std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+        let got = content_hash(&bytes);
+        if got != info.hash {
+            anyhow::bail!("{} is damaged: content hash {got}", path.display());
+        }
+        Ok(Served {
+            info: info.clone(),
+            bytes: Bytes::from(bytes),
+        })
+    }
+
+    /// The newest kept artifact that is intact (the last good one), with the pointer.
+    pub fn last_good(&self) -> (Option<Arc<Served>>, Pointer) {
+        let ptr = self.read_pointer();
+        for info in &ptr.kept {
+            match self.load(info) {
+                Ok(s) => return (Some(Arc::new(s)), ptr.clone()),
+                Err(e) => tracing::warn!(error = %format!("{e:#}"), "skipping damaged artifact"),
+            }
+        }
+        (None, ptr)
+    }
+
+    /// Stores new artifact bytes, makes them current and prunes old ones. The artifact file
+    /// is durable before the pointer names it.
+    pub fn save(
+        &self,
+        bytes: Vec<u8>,
+        commit: &str,
+        generation: u64,
+        entries: u64,
+        built_at: i64,
+        diagnostics: Vec<DiagnosticInfo>,
+    ) -> anyhow::Result<(Arc<Served>, Pointer)> {
+        let hash = content_hash(&bytes);
+        let path = self.file(&hash);
+        write_atomic(&path, &bytes).with_context(|| format!("cannot write {}", path.display()))?;
+        let info = ArtifactInfo {
+            hash,
+            commit: commit.to_string(),
+            generation,
+            entries,
+            bytes: bytes.len() as u64,
+            built_at,
+        };
+        let mut ptr = self.read_pointer();
+        ptr.kept
+            .retain(|k| k.hash != info.hash && k.commit != info.commit);
+        ptr.kept.insert(0, info.clone());
+        ptr.kept.truncate(self.keep);
+        ptr.diagnostics = diagnostics;
+        let json = serde_json::to_vec_pretty(&ptr).context("cannot encode pointer")?;
+        write_atomic(&self.pointer_path, &json)
+            .with_context(|| format!("cannot write {}", self.pointer_path.display()))?;
+        self.prune(&ptr);
+        Ok((
+            Arc::new(Served {
+                info,
+                bytes: Bytes::from(bytes),
+            }),
+            ptr,
+        ))
+    }
+
+    fn prune(&self, ptr: &Pointer) {
+        let Ok(rd) = std::fs::read_dir(&self.dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(hash) = name.strip_suffix(".hix") {
+                if !ptr.kept.iter().any(|k| k.hash == hash) {
+                    let _ = std::fs::remove_file(e.path());
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn save_load_prune_and_skip_damaged() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = ArtifactStore::new(dir.path(), 2).expect("store");
+        for g in 1..=3u64 {
+            store
+                .save(vec![g as u8; 10], &format!("c{g}"), g, 1, 0, vec![])
+                .expect("save");
+        }
+        let files = std::fs::read_dir(dir.path().join("artifacts"))
+            .expect("dir")
+            .count();
+        assert_eq!(files, 2);
+        let (cur, ptr) = store.last_good();
+        assert_eq!(cur.expect("current").info.generation, 3);
+        assert_eq!(ptr.kept.len(), 2);
+        // Damage the current one: the previous artifact is served.
+        std::fs::write(store.file(&ptr.kept[0].hash), b"junk").expect("damage");
+        let (cur, _) = store.last_good();
+        assert_eq!(cur.expect("previous").info.generation, 2);
+    }
+}
