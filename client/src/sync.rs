@@ -1,11 +1,438 @@
 //! Sync engine: conditional download of each followed project's artifact into the cache
-//! (verify, then atomic rename), pushing pending entries, and local-mode compilation.
+//! (temp file, full verify, project check, then atomic rename), pushing pending entries
+//! with idempotency keys, and local-mode compilation with the `helix build` code path.
 
 use crate::config::ProjectConfig;
-use anyhow::Result;
+use crate::knowledge::INDEX_FILE;
+use crate::pending;
+use anyhow::{Context, Result, anyhow};
+use helix_index_format::Index;
+use serde::{Deserialize, Serialize};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-/// Compiles the local knowledge directory into the local cache (local mode).
-pub fn compile_local(cfg: &ProjectConfig, project: &str) -> Result<()> {
-    let _ = (cfg, project);
-    anyhow::bail!("local compile not implemented yet")
+/// `meta.json` next to a cached artifact.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct CacheMeta {
+    pub etag: Option<String>,
+    pub commit: String,
+    pub generation: u64,
+    /// Unix seconds of the last successful check with the server (or local compile).
+    pub fetched_at: i64,
+    pub entries: u64,
+}
+
+/// `last_sync.json`: the result of the last sync attempt of one project.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct LastSync {
+    pub at: i64,
+    pub ok: bool,
+    pub message: String,
+}
+
+/// Downloads bigger than this get a progress bar (on a terminal).
+const PROGRESS_BYTES: u64 = 4 << 20;
+
+pub fn read_meta(dir: &Path) -> Option<CacheMeta> {
+    let text = std::fs::read(dir.join("meta.json")).ok()?;
+    serde_json::from_slice(&text).ok()
+}
+
+pub fn read_last_sync(dir: &Path) -> Option<LastSync> {
+    let text = std::fs::read(dir.join("last_sync.json")).ok()?;
+    serde_json::from_slice(&text).ok()
+}
+
+fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<()> {
+    let bytes = serde_json::to_vec_pretty(v).expect("serialising plain structs cannot fail");
+    crate::paths::write_atomic(path, &bytes).with_context(|| format!("writing {}", path.display()))
+}
+
+fn record(dir: &Path, ok: bool, message: &str) {
+    let _ = std::fs::create_dir_all(dir);
+    let _ = write_json(
+        &dir.join("last_sync.json"),
+        &LastSync { at: crate::compile::now_secs(), ok, message: message.to_string() },
+    );
+}
+
+/// Outcome of syncing one project: the line to print and whether it succeeded.
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub project: String,
+    pub ok: bool,
+    pub line: String,
+}
+
+/// Verifies `bytes`-backed artifact at `tmp` and installs it as `dir/index.hix`.
+/// Returns the artifact's entry count, commit and generation.
+pub fn install_artifact(tmp: &Path, dir: &Path, project: &str) -> Result<(u64, String, u64)> {
+    let res = (|| {
+        let map = crate::knowledge::map_file(tmp)?.ok_or_else(|| anyhow!("downloaded file vanished"))?;
+        let index = Index::open(map).map_err(|e| anyhow!("download rejected: {e}"))?;
+        index.verify().map_err(|e| anyhow!("download rejected: {e}"))?;
+        let meta = index.meta().map_err(|e| anyhow!("download rejected: {e}"))?;
+        if meta.project != project {
+            return Err(anyhow!(
+                "download rejected: artifact is for project `{}`, expected `{project}`",
+                meta.project
+            ));
+        }
+        Ok((u64::from(meta.entry_count), meta.commit.to_string(), meta.generation))
+    })();
+    match res {
+        Ok(v) => {
+            std::fs::rename(tmp, dir.join(INDEX_FILE))
+                .with_context(|| format!("installing {}", dir.join(INDEX_FILE).display()))?;
+            Ok(v)
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(tmp);
+            Err(e)
+        }
+    }
+}
+
+fn temp_path(dir: &Path) -> PathBuf {
+    dir.join(format!(".download.{}.{:08x}.tmp", std::process::id(), rand::random::<u32>()))
+}
+
+/// Compiles the local knowledge directory into the local cache (local mode), with the same
+/// code as `helix build`. Returns the report line.
+pub fn compile_local(cfg: &ProjectConfig, project: &str) -> Result<Report> {
+    let local = cfg.local.as_ref().ok_or_else(|| anyhow!("{} has no `local` directory", cfg.file.display()))?;
+    let dir = cfg.cache_dir(project);
+    let old = read_meta(&dir);
+    let meta = std::fs::metadata(local)
+        .with_context(|| format!("local knowledge directory {} (from {})", local.display(), cfg.file.display()))?;
+    anyhow::ensure!(meta.is_dir(), "{}: not a directory", local.display());
+    let c = crate::compile::compile_dir(local, true)?;
+    for d in &c.diagnostics {
+        eprintln!("{d}");
+    }
+    let generation = old.as_ref().map_or(1, |m| m.generation + 1);
+    let bytes = crate::compile::to_artifact(&c, project, generation)?;
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let tmp = temp_path(&dir);
+    crate::paths::write_atomic(&tmp, &bytes).with_context(|| format!("writing {}", tmp.display()))?;
+    let (entries, commit, generation) = install_artifact(&tmp, &dir, project)?;
+    let etag = format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&bytes));
+    write_json(
+        &dir.join("meta.json"),
+        &CacheMeta { etag: Some(etag), commit: commit.clone(), generation, fetched_at: crate::compile::now_secs(), entries },
+    )?;
+    let was = old.map(|m| m.entries);
+    let mut line = format!("{project}: {} entries from {}", crate::commands::thousands(entries), local.display());
+    if !commit.is_empty() {
+        line.push_str(&format!(", commit {}", short(&commit)));
+    }
+    if let Some(w) = was.filter(|w| *w != entries) {
+        line.push_str(&format!(", was {}", crate::commands::thousands(w)));
+    }
+    if !c.diagnostics.is_empty() {
+        line.push_str(&format!(", {} invalid (see above)", c.diagnostics.len()));
+    }
+    record(&dir, true, &line);
+    Ok(Report { project: project.to_string(), ok: true, line })
+}
+
+fn short(commit: &str) -> &str {
+    commit.get(..7).unwrap_or(commit)
+}
+
+/// The blocking HTTP client: short connect timeout so an unreachable server never hangs.
+pub fn http_client() -> Result<reqwest::blocking::Client> {
+    reqwest::blocking::Client::builder()
+        .connect_timeout(Duration::from_secs(3))
+        .timeout(Duration::from_secs(120))
+        .user_agent(concat!("helix/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .context("creating the HTTP client")
+}
+
+/// A short reason for a transport error: `connection refused`, `timed out`, ….
+pub fn transport_reason(e: &reqwest::Error) -> String {
+    let mut src: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = src {
+        if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            return match io.kind() {
+                std::io::ErrorKind::ConnectionRefused => "connection refused".into(),
+                std::io::ErrorKind::TimedOut => "timed out".into(),
+                std::io::ErrorKind::ConnectionReset => "connection reset".into(),
+                _ => io.to_string(),
+            };
+        }
+        src = s.source();
+    }
+    if e.is_timeout() {
+        return "timed out".into();
+    }
+    let mut msg = e.to_string();
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        msg = s.to_string();
+        src = s.source();
+    }
+    msg
+}
+
+/// `code: message` from a JSON error body, or the status line.
+fn http_error(status: reqwest::StatusCode, body: &str) -> String {
+    #[derive(Deserialize)]
+    struct Inner {
+        code: String,
+        message: String,
+    }
+    #[derive(Deserialize)]
+    struct Outer {
+        error: Inner,
+    }
+    match serde_json::from_str::<Outer>(body) {
+        Ok(o) => format!("server answered {} {}: {}", status.as_u16(), o.error.code, o.error.message),
+        Err(_) => {
+            let b: String = body.chars().take(200).collect();
+            format!("server answered {status}{}", if b.trim().is_empty() { String::new() } else { format!(": {}", b.trim()) })
+        }
+    }
+}
+
+enum Failure {
+    Offline(String),
+    Other(String),
+}
+
+struct Ctx<'a> {
+    http: &'a reqwest::blocking::Client,
+    server: &'a str,
+    token: Option<&'a str>,
+}
+
+impl Ctx<'_> {
+    fn req(&self, rb: reqwest::blocking::RequestBuilder) -> reqwest::blocking::RequestBuilder {
+        match self.token {
+            Some(t) => rb.bearer_auth(t),
+            None => rb,
+        }
+    }
+}
+
+/// Pushes the pending entries of `project`. Returns (pushed, rejected) counts.
+fn push_pending(ctx: &Ctx<'_>, project: &str) -> Result<(usize, usize), Failure> {
+    let files = pending::list(project).map_err(|e| Failure::Other(format!("{e:#}")))?;
+    let (mut pushed, mut rejected) = (0, 0);
+    let url = format!("{}/v1/projects/{project}/entries", ctx.server);
+    for f in files {
+        let body = serde_json::json!({
+            "topic": f.new.topic, "title": f.new.title, "body": f.new.body,
+            "tags": f.new.tags, "sources": f.new.sources,
+        });
+        let resp = ctx
+            .req(ctx.http.post(&url).timeout(Duration::from_secs(30)))
+            .header("Idempotency-Key", &f.key)
+            .json(&body)
+            .send();
+        let resp = match resp {
+            Ok(r) => r,
+            Err(e) => {
+                if pushed > 0 {
+                    let _ = pending::rebuild_overlay(project);
+                }
+                return Err(Failure::Offline(transport_reason(&e)));
+            }
+        };
+        let status = resp.status();
+        if status == reqwest::StatusCode::OK || status == reqwest::StatusCode::CREATED {
+            // Acknowledged: only now may the pending file go. A crash before this line
+            // leaves it in place; the retry carries the same key and the server answers 200.
+            let _ = std::fs::remove_file(&f.path);
+            pushed += 1;
+        } else if status == reqwest::StatusCode::UNPROCESSABLE_ENTITY
+            || status == reqwest::StatusCode::BAD_REQUEST
+            || status == reqwest::StatusCode::PAYLOAD_TOO_LARGE
+        {
+            // The server will never accept it: keep it, out of the push queue, with the reason.
+            let text = resp.text().unwrap_or_default();
+            let why = http_error(status, &text);
+            let dir = f.path.parent().map(|p| p.join("rejected")).unwrap_or_default();
+            let _ = std::fs::create_dir_all(&dir);
+            let dest = dir.join(format!("{}.md", f.key));
+            let _ = std::fs::write(dir.join(format!("{}.reason", f.key)), format!("{why}\n"));
+            let _ = std::fs::rename(&f.path, &dest);
+            eprintln!("helix: {project}: entry `{}` rejected ({why}); kept in {}", f.new.title, dest.display());
+            rejected += 1;
+        } else {
+            if pushed > 0 {
+                let _ = pending::rebuild_overlay(project);
+            }
+            let text = resp.text().unwrap_or_default();
+            return Err(Failure::Other(format!("pushing pending entries: {}", http_error(status, &text))));
+        }
+    }
+    if pushed + rejected > 0 {
+        pending::rebuild_overlay(project).map_err(|e| Failure::Other(format!("{e:#}")))?;
+    }
+    Ok((pushed, rejected))
+}
+
+enum Fetched {
+    UpToDate(CacheMeta),
+    Updated { old_entries: Option<u64>, meta: CacheMeta },
+}
+
+fn fetch(ctx: &Ctx<'_>, project: &str, dir: &Path, quiet: bool) -> Result<Fetched, Failure> {
+    let old = read_meta(dir).filter(|_| dir.join(INDEX_FILE).exists());
+    let url = format!("{}/v1/projects/{project}/index", ctx.server);
+    let mut rb = ctx.req(ctx.http.get(&url));
+    if let Some(etag) = old.as_ref().and_then(|m| m.etag.as_ref()) {
+        rb = rb.header(reqwest::header::IF_NONE_MATCH, etag);
+    }
+    let mut resp = rb.send().map_err(|e| Failure::Offline(transport_reason(&e)))?;
+    let status = resp.status();
+    let now = crate::compile::now_secs();
+    if status == reqwest::StatusCode::NOT_MODIFIED {
+        let mut meta = old.unwrap_or_default();
+        meta.fetched_at = now;
+        let _ = write_json(&dir.join("meta.json"), &meta);
+        return Ok(Fetched::UpToDate(meta));
+    }
+    if !status.is_success() {
+        let text = resp.text().unwrap_or_default();
+        let mut msg = http_error(status, &text);
+        if status == reqwest::StatusCode::UNAUTHORIZED {
+            msg.push_str(&format!(
+                "; set HELIX_TOKEN or add [servers.\"{}\"] token = \"...\" to {}",
+                ctx.server,
+                crate::paths::user_config_file().display()
+            ));
+        }
+        return Err(Failure::Other(msg));
+    }
+    let etag = resp
+        .headers()
+        .get(reqwest::header::ETAG)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    std::fs::create_dir_all(dir).map_err(|e| Failure::Other(format!("creating {}: {e}", dir.display())))?;
+    let tmp = temp_path(dir);
+    let len = resp.content_length();
+    let res = (|| -> Result<()> {
+        let mut file = std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+        let show = !quiet && std::io::stderr().is_terminal() && len.is_some_and(|l| l >= PROGRESS_BYTES);
+        if show {
+            let pb = indicatif::ProgressBar::new(len.unwrap_or(0));
+            pb.set_message(project.to_string());
+            let mut r = pb.wrap_read(&mut resp);
+            std::io::copy(&mut r, &mut file).map_err(|e| anyhow!("download interrupted: {e}"))?;
+            pb.finish_and_clear();
+        } else {
+            std::io::copy(&mut resp, &mut file).map_err(|e| anyhow!("download interrupted: {e}"))?;
+        }
+        file.sync_all()?;
+        if let Some(l) = len {
+            let got = file.metadata()?.len();
+            anyhow::ensure!(got == l, "download rejected: truncated ({got} of {l} bytes)");
+        }
+        Ok(())
+    })();
+    if let Err(e) = res {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(Failure::Other(format!("{e:#}")));
+    }
+    let (entries, commit, generation) =
+        install_artifact(&tmp, dir, project).map_err(|e| Failure::Other(format!("{e:#}")))?;
+    let meta = CacheMeta { etag, commit, generation, fetched_at: now, entries };
+    write_json(&dir.join("meta.json"), &meta).map_err(|e| Failure::Other(format!("{e:#}")))?;
+    Ok(Fetched::Updated { old_entries: old.map(|m| m.entries), meta })
+}
+
+fn cache_age_note(dir: &Path) -> String {
+    match read_meta(dir).filter(|_| dir.join(INDEX_FILE).exists()) {
+        Some(m) => format!(
+            "using cache from {} ago",
+            crate::commands::age(crate::compile::now_secs() - m.fetched_at)
+        ),
+        None => "no cache yet".to_string(),
+    }
+}
+
+/// Syncs one server project: push pending entries, then fetch the artifact.
+pub fn sync_project(
+    http: &reqwest::blocking::Client,
+    server: &str,
+    token: Option<&str>,
+    project: &str,
+    dir: &Path,
+    quiet: bool,
+) -> Report {
+    let ctx = Ctx { http, server, token };
+    let fail = |f: Failure| -> Report {
+        let line = match f {
+            Failure::Offline(why) => format!("{project}: offline: {why}, {}", cache_age_note(dir)),
+            Failure::Other(why) => format!("{project}: error: {why}; {}", cache_age_note(dir)),
+        };
+        let left = pending::count(project);
+        let line = if left > 0 { format!("{line}; {left} pending kept") } else { line };
+        record(dir, false, &line);
+        Report { project: project.to_string(), ok: false, line }
+    };
+    let (pushed, rejected) = match push_pending(&ctx, project) {
+        Ok(v) => v,
+        Err(f) => return fail(f),
+    };
+    let fetched = match fetch(&ctx, project, dir, quiet) {
+        Ok(v) => v,
+        Err(f) => return fail(f),
+    };
+    let mut line = match fetched {
+        Fetched::UpToDate(m) => format!(
+            "{project}: {} entries, commit {}, up to date",
+            crate::commands::thousands(m.entries),
+            short(&m.commit)
+        ),
+        Fetched::Updated { old_entries: Some(o), meta } => {
+            let diff = meta.entries as i64 - o as i64;
+            format!(
+                "{project}: updated {} → {} entries ({diff:+}), commit {}",
+                crate::commands::thousands(o),
+                crate::commands::thousands(meta.entries),
+                short(&meta.commit)
+            )
+        }
+        Fetched::Updated { old_entries: None, meta } => format!(
+            "{project}: {} entries, commit {}, downloaded",
+            crate::commands::thousands(meta.entries),
+            short(&meta.commit)
+        ),
+    };
+    if pushed > 0 {
+        line.push_str(&format!(", pushed {pushed} pending"));
+    }
+    if rejected > 0 {
+        line.push_str(&format!(", {rejected} rejected (see above)"));
+    }
+    record(dir, rejected == 0, &line);
+    Report { project: project.to_string(), ok: rejected == 0, line }
+}
+
+/// Syncs every project `cfg` follows.
+pub fn sync_all(cfg: &ProjectConfig, quiet: bool) -> Result<Vec<Report>> {
+    let Some(server) = cfg.server.as_deref() else {
+        let mut out = Vec::new();
+        for p in &cfg.projects {
+            out.push(compile_local(cfg, p).unwrap_or_else(|e| Report {
+                project: p.clone(),
+                ok: false,
+                line: format!("{p}: error: {e:#}"),
+            }));
+        }
+        return Ok(out);
+    };
+    let token = crate::config::token_for(server)?;
+    let http = http_client()?;
+    Ok(cfg
+        .projects
+        .iter()
+        .map(|p| sync_project(&http, server, token.as_deref(), p, &cfg.cache_dir(p), quiet))
+        .collect())
 }

@@ -1,11 +1,84 @@
-//! `helix status`.
+//! `helix status`: configuration, server, each project's cached commit and age, pending
+//! entries and the last sync result. Reads local files only; never contacts the server.
 
+use crate::knowledge::INDEX_FILE;
 use anyhow::Result;
+use serde_json::json;
 use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    #[arg(long)]
+    pub json: bool,
+}
 
-pub fn run(_a: Args) -> Result<ExitCode> {
-    anyhow::bail!("helix status: not implemented yet")
+pub fn run(a: Args) -> Result<ExitCode> {
+    let cfg = crate::config::require(&super::cwd()?)?;
+    let now = crate::compile::now_secs();
+    let mut projects = Vec::new();
+    for p in &cfg.projects {
+        let dir = cfg.cache_dir(p);
+        let meta = crate::sync::read_meta(&dir).filter(|_| dir.join(INDEX_FILE).exists());
+        let last = crate::sync::read_last_sync(&dir);
+        projects.push(json!({
+            "name": p,
+            "cached": meta.is_some(),
+            "entries": meta.as_ref().map(|m| m.entries),
+            "commit": meta.as_ref().map(|m| m.commit.clone()),
+            "generation": meta.as_ref().map(|m| m.generation),
+            "fetched_at": meta.as_ref().map(|m| m.fetched_at),
+            "cache_age_seconds": meta.as_ref().map(|m| now - m.fetched_at),
+            "pending": crate::pending::count(p),
+            "last_sync": last.map(|l| json!({"at": l.at, "ok": l.ok, "message": l.message})),
+            "cache_dir": dir.display().to_string(),
+        }));
+    }
+    let v = json!({
+        "config": cfg.file.display().to_string(),
+        "mode": if cfg.server.is_some() { "server" } else { "local" },
+        "server": cfg.server,
+        "local": cfg.local.as_ref().map(|l| l.display().to_string()),
+        "projects": projects,
+    });
+    if a.json {
+        super::print_json(&v);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("config: {}", cfg.file.display());
+    match (&cfg.server, &cfg.local) {
+        (Some(s), _) => println!("server: {s}"),
+        (_, Some(l)) => println!("local:  {}", l.display()),
+        _ => {}
+    }
+    for p in v["projects"].as_array().into_iter().flatten() {
+        let name = p["name"].as_str().unwrap_or("");
+        let mut line = if p["cached"].as_bool() == Some(true) {
+            let commit = p["commit"].as_str().unwrap_or("");
+            format!(
+                "{name}: {} entries, commit {}, generation {}, synced {} ago",
+                super::thousands(p["entries"].as_u64().unwrap_or(0)),
+                commit.get(..7).unwrap_or(commit),
+                p["generation"].as_u64().unwrap_or(0),
+                super::age(p["cache_age_seconds"].as_i64().unwrap_or(0))
+            )
+        } else {
+            format!("{name}: not synced yet (run `helix sync`)")
+        };
+        let pending = p["pending"].as_u64().unwrap_or(0);
+        if pending > 0 {
+            line.push_str(&format!(", {pending} pending"));
+        }
+        println!("{line}");
+        if let Some(l) = p["last_sync"].as_object() {
+            let at = l.get("at").and_then(|x| x.as_i64()).unwrap_or(now);
+            let ok = l.get("ok").and_then(|x| x.as_bool()).unwrap_or(false);
+            println!(
+                "  last sync {} ago: {}{}",
+                super::age(now - at),
+                if ok { "" } else { "FAILED: " },
+                l.get("message").and_then(|x| x.as_str()).unwrap_or("")
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
