@@ -61,7 +61,10 @@ pub fn build(entries: &[Entry], info: &BuildInfo) -> Result<Vec<u8>, BuildError>
     // Inverted index: term -> [(doc, tf)], docs visited in id order so lists come out sorted.
     let mut dict: HashMap<Box<str>, u32, BuildHasherDefault<FxHasher>> = HashMap::default();
     let mut postings: Vec<Vec<(u32, u32)>> = Vec::new();
-    let mut doc_terms: Vec<u32> = Vec::new();
+    // Per-document term frequencies by term id, reset through `touched` after each entry.
+    let mut tf: Vec<u32> = Vec::new();
+    let mut touched: Vec<u32> = Vec::new();
+    let mut doc_lens: Vec<U32> = Vec::with_capacity(docs.len());
     let mut records = Vec::with_capacity(docs.len());
     let mut lists: Vec<StrRef> = Vec::new();
     let mut source_keys: Vec<(StrRef, u32, usize)> = Vec::new();
@@ -69,7 +72,7 @@ pub fn build(entries: &[Entry], info: &BuildInfo) -> Result<Vec<u8>, BuildError>
 
     for (doc, d) in docs.iter().enumerate() {
         let doc = doc as u32;
-        doc_terms.clear();
+        let mut doc_len = 0usize;
         let mut add_text = |text: &str| {
             tokenize_with(text, |tok, _| {
                 let id = match dict.get(tok) {
@@ -78,10 +81,16 @@ pub fn build(entries: &[Entry], info: &BuildInfo) -> Result<Vec<u8>, BuildError>
                         let id = postings.len() as u32;
                         dict.insert(tok.into(), id);
                         postings.push(Vec::new());
+                        tf.push(0);
                         id
                     }
                 };
-                doc_terms.push(id);
+                let count = &mut tf[id as usize];
+                if *count == 0 {
+                    touched.push(id);
+                }
+                *count += 1;
+                doc_len += 1;
             })
         };
         add_text(&d.title);
@@ -89,11 +98,12 @@ pub fn build(entries: &[Entry], info: &BuildInfo) -> Result<Vec<u8>, BuildError>
             add_text(t);
         }
         add_text(&d.body);
-        let doc_len = u32_of(doc_terms.len(), "tokens in one entry")?;
+        let doc_len = u32_of(doc_len, "tokens in one entry")?;
         total_tokens += u64::from(doc_len);
-        doc_terms.sort_unstable();
-        for run in doc_terms.chunk_by(|a, b| a == b) {
-            postings[run[0] as usize].push((doc, run.len() as u32));
+        doc_lens.push(U32::new(doc_len));
+        // Documents are visited in order, so each posting list stays sorted by doc.
+        for id in touched.drain(..) {
+            postings[id as usize].push((doc, std::mem::take(&mut tf[id as usize])));
         }
 
         let tags_start = u32_of(lists.len(), "list rows")?;
@@ -167,7 +177,7 @@ pub fn build(entries: &[Entry], info: &BuildInfo) -> Result<Vec<u8>, BuildError>
     file_names.sort_unstable_by(|a, b| (key(&a.key), a.entry.get()).cmp(&(key(&b.key), b.entry.get())));
 
     // Assemble: header, section table, sections, checksum.
-    let sections: [(SectionKind, &[u8]); 8] = [
+    let sections: [(SectionKind, &[u8]); 9] = [
         (SectionKind::Strings, &strings.bytes),
         (SectionKind::Entries, records.as_bytes()),
         (SectionKind::Lists, lists.as_bytes()),
@@ -176,6 +186,7 @@ pub fn build(entries: &[Entry], info: &BuildInfo) -> Result<Vec<u8>, BuildError>
         (SectionKind::Topics, topics.as_bytes()),
         (SectionKind::Sources, sources.as_bytes()),
         (SectionKind::FileNames, file_names.as_bytes()),
+        (SectionKind::DocLens, doc_lens.as_bytes()),
     ];
     let table_len = sections.len() * size_of::<SectionEntry>();
     let mut offset = (size_of::<Header>() + table_len) as u64;

@@ -63,7 +63,7 @@ pub struct Index<B> {
     bytes: B,
     header: Header,
     /// Byte range of each section, indexed by `SectionKind as usize - 1`.
-    sections: [Range<usize>; 8],
+    sections: [Range<usize>; 9],
 }
 
 impl<B: AsRef<[u8]>> Index<B> {
@@ -107,7 +107,7 @@ impl<B: AsRef<[u8]>> Index<B> {
         let table = <[SectionEntry]>::ref_from_bytes(&data[size_of::<Header>()..table_end])
             .map_err(|_| FormatError::Corrupt { what: "section table", offset: size_of::<Header>() as u64 })?;
 
-        let mut sections: [Option<Range<usize>>; 8] = Default::default();
+        let mut sections: [Option<Range<usize>>; 9] = Default::default();
         for s in table {
             // Unknown kinds are skipped: a newer minor writer may add optional sections.
             let Some(kind) = SectionKind::ALL.iter().copied().find(|k| *k as u32 == s.kind.get()) else {
@@ -134,7 +134,7 @@ impl<B: AsRef<[u8]>> Index<B> {
             }
             *slot = Some(start as usize..end as usize);
         }
-        let mut ranges: [Range<usize>; 8] = Default::default();
+        let mut ranges: [Range<usize>; 9] = Default::default();
         for kind in SectionKind::ALL {
             ranges[kind as usize - 1] =
                 sections[kind as usize - 1].clone().ok_or(FormatError::MissingSection { kind: kind.name() })?;
@@ -159,6 +159,7 @@ impl<B: AsRef<[u8]>> Index<B> {
         expect(SectionKind::Topics, "topics", header.topic_count.get())?;
         expect(SectionKind::Sources, "sources", header.source_count.get())?;
         expect(SectionKind::FileNames, "sources", header.source_count.get())?;
+        expect(SectionKind::DocLens, "entries", header.entry_count.get())?;
         Ok(index)
     }
 
@@ -189,6 +190,9 @@ impl<B: AsRef<[u8]>> Index<B> {
             }
             let rec = self.record(doc)?;
             total_tokens += u64::from(rec.doc_len.get());
+            if self.doc_lens().get(doc as usize).map(|l| l.get()) != Some(rec.doc_len.get()) {
+                return Err(FormatError::Section { kind: "DOC_LENS", reason: format!("length of row {doc} differs") });
+            }
             *per_topic.entry(rec.topic.get()).or_default() += 1;
         }
         if total_tokens != self.header.total_tokens.get() {
@@ -384,7 +388,11 @@ impl<B: AsRef<[u8]>> Index<B> {
         <[T]>::ref_from_bytes(self.section(kind)).unwrap_or(&[])
     }
 
-    fn entry_rows(&self) -> &[EntryRecord] {
+    pub(crate) fn doc_lens(&self) -> &[zerocopy::little_endian::U32] {
+        self.rows(SectionKind::DocLens)
+    }
+
+    pub(crate) fn entry_rows(&self) -> &[EntryRecord] {
         self.rows(SectionKind::Entries)
     }
 

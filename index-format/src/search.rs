@@ -2,7 +2,7 @@
 //! topic filter, per-topic cap, recency boost and query-relevant snippets.
 
 use crate::error::FormatError;
-use crate::layout::TermRecord;
+use crate::layout::{EntryRecord, TermRecord};
 use crate::read::{EntryRef, Index};
 use crate::tokenize::{TokenKind, tokenize_with};
 
@@ -110,6 +110,9 @@ pub(crate) fn search<'a, B: AsRef<[u8]>>(
     let mut scores: Vec<f32> = vec![0.0; n as usize];
     let mut matched: Vec<u8> = vec![0; n as usize];
     let mut touched: Vec<u32> = Vec::new();
+    let lens = index.doc_lens();
+    let records = index.entry_rows();
+    let corrupt = |doc: u32| FormatError::Corrupt { what: "posting document", offset: u64::from(doc) };
     for q in &terms {
         let Some(row) = q.row else { continue };
         let df = row.doc_freq.get() as f32;
@@ -117,7 +120,7 @@ pub(crate) fn search<'a, B: AsRef<[u8]>>(
         for p in index.postings(row)? {
             let (doc, tf) = p?;
             let d = doc as usize;
-            let dl = index.record(doc)?.doc_len.get() as f32;
+            let dl = lens.get(d).ok_or_else(|| corrupt(doc))?.get() as f32;
             let tf = tf as f32;
             if matched[d] == 0 && scores[d] == 0.0 {
                 touched.push(doc);
@@ -129,9 +132,10 @@ pub(crate) fn search<'a, B: AsRef<[u8]>>(
         }
     }
 
-    let mut candidates: Vec<(f32, u32, bool)> = Vec::with_capacity(touched.len());
+    let and_mode = opts.mode == Mode::AndThenOr && n_required > 0;
+    let mut candidates: Vec<Candidate> = Vec::with_capacity(touched.len());
     for &doc in &touched {
-        let rec = index.record(doc)?;
+        let rec = records.get(doc as usize).ok_or_else(|| corrupt(doc))?;
         if topic_filter.is_some_and(|t| rec.topic.get() != t) {
             continue;
         }
@@ -140,25 +144,18 @@ pub(crate) fn search<'a, B: AsRef<[u8]>>(
             let date = rec.date.get();
             if date != crate::layout::NO_DATE && opts.recency_half_life_days > 0.0 {
                 let age_days = (now.saturating_sub(date)).max(0) as f32 / 86_400.0;
-                score *= 1.0 + opts.recency_weight * 0.5f32.powf(age_days / opts.recency_half_life_days);
+                score *= 1.0 + opts.recency_weight * (-age_days / opts.recency_half_life_days).exp2();
             }
         }
-        let all = n_required > 0 && matched[doc as usize] as usize >= n_required.min(255);
-        candidates.push((score, doc, all));
+        let full = and_mode && matched[doc as usize] as usize >= n_required.min(255);
+        candidates.push(Candidate::new(score, doc, full));
     }
-    let and_mode = opts.mode == Mode::AndThenOr && n_required > 0;
-    // AND hits rank above OR-only hits; within each group, by score, then by id order.
-    let better = |a: &(f32, u32, bool), b: &(f32, u32, bool)| {
-        let group = |c: &(f32, u32, bool)| and_mode && c.2;
-        group(b).cmp(&group(a)).then(b.0.total_cmp(&a.0)).then(a.1.cmp(&b.1))
-    };
+    // Enough candidates for the limit after the per-topic cap, in most cases.
     let wanted = opts.limit.saturating_mul(opts.per_topic_cap.map_or(1, |_| 4)).max(opts.limit);
-    let mut ranked = top(candidates.clone(), wanted, &better);
-    let mut hits = select(index, &ranked, opts)?;
-    if hits.len() < opts.limit && ranked.len() < candidates.len() {
+    let mut hits = select(records, &top(&candidates, wanted), opts, corrupt)?;
+    if hits.len() < opts.limit && wanted < candidates.len() {
         // The per-topic cap threw away too many: rank everything.
-        ranked = top(candidates, usize::MAX, &better);
-        hits = select(index, &ranked, opts)?;
+        hits = select(records, &top(&candidates, usize::MAX), opts, corrupt)?;
     }
 
     let snippet_terms: Vec<&str> = terms.iter().map(|q| q.text.as_str()).collect();
@@ -171,39 +168,72 @@ pub(crate) fn search<'a, B: AsRef<[u8]>>(
     Ok(out)
 }
 
-fn top<F>(mut c: Vec<(f32, u32, bool)>, k: usize, better: &F) -> Vec<(f32, u32, bool)>
-where
-    F: Fn(&(f32, u32, bool), &(f32, u32, bool)) -> std::cmp::Ordering,
-{
-    if k < c.len() {
-        c.select_nth_unstable_by(k, better);
-        c.truncate(k);
+/// A scored document with a sort key that orders AND hits before OR-only hits, then by
+/// score, then by document number: one integer compare instead of a three-way comparator.
+#[derive(Clone, Copy)]
+struct Candidate {
+    key: u64,
+    score: f32,
+}
+
+impl Candidate {
+    fn new(score: f32, doc: u32, full: bool) -> Self {
+        // Scores are finite and non-negative, so their bit patterns order like the values.
+        let bits = u64::from(score.max(0.0).to_bits());
+        let key = (u64::from(full) << 63) | (bits << 31) | u64::from(!doc & 0x7fff_ffff);
+        Candidate { key, score }
     }
-    c.sort_unstable_by(better);
-    c
+
+    fn doc(self) -> u32 {
+        !(self.key as u32) & 0x7fff_ffff
+    }
+}
+
+/// The best `k` candidates, best first. One pass with a small sorted buffer: most
+/// candidates lose a single compare against the current k-th best.
+fn top(c: &[Candidate], k: usize) -> Vec<Candidate> {
+    if k >= c.len() {
+        let mut all = c.to_vec();
+        all.sort_unstable_by(|a, b| b.key.cmp(&a.key));
+        return all;
+    }
+    let mut best: Vec<Candidate> = Vec::with_capacity(k + 1);
+    for &x in c {
+        if best.len() == k {
+            if best.last().is_some_and(|last| x.key <= last.key) {
+                continue;
+            }
+            best.pop();
+        }
+        let at = best.partition_point(|b| b.key > x.key);
+        best.insert(at, x);
+    }
+    best
 }
 
 /// Applies the per-topic cap and the limit to ranked candidates.
-fn select<B: AsRef<[u8]>>(
-    index: &Index<B>,
-    ranked: &[(f32, u32, bool)],
+fn select(
+    records: &[EntryRecord],
+    ranked: &[Candidate],
     opts: &SearchOptions,
+    corrupt: impl Fn(u32) -> FormatError,
 ) -> Result<Vec<(f32, u32)>, FormatError> {
     let mut out = Vec::with_capacity(opts.limit);
     let mut per_topic: Vec<(u32, usize)> = Vec::new();
-    for &(score, doc, _) in ranked {
+    for c in ranked {
         if out.len() >= opts.limit {
             break;
         }
+        let doc = c.doc();
         if let Some(cap) = opts.per_topic_cap {
-            let topic = index.record(doc)?.topic.get();
+            let topic = records.get(doc as usize).ok_or_else(|| corrupt(doc))?.topic.get();
             match per_topic.iter_mut().find(|(t, _)| *t == topic) {
-                Some((_, c)) if *c >= cap => continue,
-                Some((_, c)) => *c += 1,
+                Some((_, n)) if *n >= cap => continue,
+                Some((_, n)) => *n += 1,
                 None => per_topic.push((topic, 1)),
             }
         }
-        out.push((score, doc));
+        out.push((c.score, doc));
     }
     Ok(out)
 }
@@ -224,10 +254,11 @@ pub fn snippet(body: &str, title: &str, terms: &[&str], max_chars: usize) -> Str
     }
     let rest = &body[skip..];
     let mut hit: Option<usize> = None;
-    crate::tokenize::tokenize_spans(rest, |t, _, span| {
-        if hit.is_none() && terms.contains(&t) {
+    crate::tokenize::tokenize_spans_until(rest, |t, _, span| {
+        if terms.contains(&t) {
             hit = Some(span.start);
         }
+        hit.is_none()
     });
     let start = match hit {
         Some(at) => {

@@ -36,18 +36,18 @@ pub struct Token {
 
 /// English function words, plus contraction remnants (`don't` gives `don` + `t`).
 /// Deliberately small: identifiers such as `if`, `for` or `use` matter in code knowledge.
-const STOP_WORDS: &[&str] = &[
-    "a", "about", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "d", "did",
-    "do", "does", "from", "had", "has", "have", "how", "i", "in", "into", "is", "it", "its",
-    "ll", "m", "me", "my", "of", "on", "or", "our", "re", "s", "so", "t", "than", "that", "the",
-    "their", "them", "then", "there", "these", "they", "this", "those", "to", "too", "us", "ve",
-    "was", "we", "were", "what", "when", "where", "which", "who", "why", "will", "with",
-    "would", "you", "your",
-];
-
-/// Whether `word` (lowercase) is a stop word.
+/// A `match` compiles to a length switch plus a few compares: this runs once per token.
 pub fn is_stop_word(word: &str) -> bool {
-    STOP_WORDS.binary_search(&word).is_ok()
+    matches!(
+        word,
+        "a" | "about" | "an" | "and" | "are" | "as" | "at" | "be" | "been" | "but" | "by" | "can"
+            | "d" | "did" | "do" | "does" | "from" | "had" | "has" | "have" | "how" | "i" | "in"
+            | "into" | "is" | "it" | "its" | "ll" | "m" | "me" | "my" | "of" | "on" | "or" | "our"
+            | "re" | "s" | "so" | "t" | "than" | "that" | "the" | "their" | "them" | "then"
+            | "there" | "these" | "they" | "this" | "those" | "to" | "too" | "us" | "ve" | "was"
+            | "we" | "were" | "what" | "when" | "where" | "which" | "who" | "why" | "will"
+            | "with" | "would" | "you" | "your"
+    )
 }
 
 /// Tokenizes `text` into owned tokens. Convenience over [`tokenize_with`].
@@ -64,10 +64,24 @@ pub fn tokenize_with(text: &str, mut emit: impl FnMut(&str, TokenKind)) {
 
 /// Like [`tokenize_with`], also passing the byte range of the run each token came from.
 pub fn tokenize_spans(text: &str, mut emit: impl FnMut(&str, TokenKind, Range<usize>)) {
+    tokenize_spans_until(text, |t, kind, span| {
+        emit(t, kind, span);
+        true
+    });
+}
+
+/// Like [`tokenize_spans`], stopping after the run in which `emit` returns `false`.
+pub fn tokenize_spans_until(text: &str, mut emit: impl FnMut(&str, TokenKind, Range<usize>) -> bool) {
+    let go = std::cell::Cell::new(true);
+    let mut emit = |t: &str, kind, span| {
+        if go.get() {
+            go.set(emit(t, kind, span));
+        }
+    };
     let mut scratch = Scratch::default();
     let bytes = text.as_bytes();
     let mut i = 0;
-    while i < bytes.len() {
+    while i < bytes.len() && go.get() {
         let b = bytes[i];
         if b.is_ascii() {
             if b.is_ascii_alphanumeric() {
@@ -221,8 +235,9 @@ mod tests {
     }
 
     #[test]
-    fn stop_words_are_sorted_for_binary_search() {
-        assert!(STOP_WORDS.windows(2).all(|w| w[0] < w[1]));
+    fn stop_words() {
+        assert!(is_stop_word("the") && is_stop_word("your") && is_stop_word("t"));
+        assert!(!is_stop_word("for") && !is_stop_word("use") && !is_stop_word("thee"));
     }
 
     #[test]
