@@ -51,6 +51,7 @@ pub struct SearchArgs {
     pub query: String,
     /// Maximum number of hits (1-50, default 8).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 50))]
     pub limit: Option<u32>,
     /// Only entries of this topic (see `topics`), e.g. "build".
     #[serde(default)]
@@ -282,12 +283,22 @@ impl ServerHandler for HelixMcp {
 }
 
 /// Loads the project configuration; a missing `.helix.toml` is a tool error saying what to create.
+/// Claude Code may start the server outside the repository; then its project directory
+/// (`CLAUDE_PROJECT_DIR`) is tried as well.
 fn require_config(cwd: &Path) -> Result<ProjectConfig, ToolError> {
     match config::find(cwd) {
-        Ok(Some(cfg)) => Ok(cfg),
-        Ok(None) => fail(config::missing_config_help(cwd)),
-        Err(e) => fail(format!("{e:#}")),
+        Ok(Some(cfg)) => return Ok(cfg),
+        Ok(None) => {}
+        Err(e) => return fail(format!("{e:#}")),
     }
+    if let Some(dir) = std::env::var_os("CLAUDE_PROJECT_DIR").map(PathBuf::from)
+        && dir.is_absolute()
+        && dir != cwd
+        && let Ok(Some(cfg)) = config::find(&dir)
+    {
+        return Ok(cfg);
+    }
+    fail(config::missing_config_help(cwd))
 }
 
 /// Opens the knowledge of `cfg`; no artifact at all is an error saying to run `helix sync`.
@@ -493,13 +504,60 @@ fn store_tool(cwd: &Path, args: StoreArgs) -> ToolOutcome {
     Ok((text, structured))
 }
 
-/// Starts `helix sync --quiet` detached, so a reachable server gets the entry soon without
-/// making the tool call wait on the network. Returns whether it started.
+/// Background `helix sync` runs started by this server: at most one at a time; a store made
+/// while one runs asks for one more run afterwards, so no entry waits for the next manual sync.
+#[derive(Debug, Default)]
+struct SyncState {
+    running: bool,
+    again: bool,
+}
+
+static SYNC: std::sync::Mutex<SyncState> = std::sync::Mutex::new(SyncState {
+    running: false,
+    again: false,
+});
+
+/// Starts `helix sync --quiet` detached (or queues one more run), so a reachable server gets
+/// the entry soon without making the tool call wait on the network. Returns whether a run
+/// is under way or queued.
 fn spawn_background_sync(root: &Path) -> bool {
-    use std::process::{Command, Stdio};
-    let Ok(exe) = std::env::current_exe() else {
+    let mut state = SYNC.lock().unwrap_or_else(|e| e.into_inner());
+    if state.running {
+        state.again = true;
+        return true;
+    }
+    let Some(child) = start_sync(root) else {
         return false;
     };
+    state.running = true;
+    drop(state);
+    let root = root.to_path_buf();
+    std::thread::spawn(move || {
+        let mut child = child;
+        loop {
+            // Reaping here also keeps zombies from lingering for the life of the server.
+            let _ = child.wait();
+            let mut state = SYNC.lock().unwrap_or_else(|e| e.into_inner());
+            if !state.again {
+                state.running = false;
+                return;
+            }
+            state.again = false;
+            match start_sync(&root) {
+                Some(next) => child = next,
+                None => {
+                    state.running = false;
+                    return;
+                }
+            }
+        }
+    });
+    true
+}
+
+fn start_sync(root: &Path) -> Option<std::process::Child> {
+    use std::process::{Command, Stdio};
+    let exe = std::env::current_exe().ok()?;
     let mut cmd = Command::new(exe);
     cmd.args(["sync", "--quiet"])
         .current_dir(root)
@@ -514,16 +572,10 @@ fn spawn_background_sync(root: &Path) -> bool {
         cmd.process_group(0);
     }
     match cmd.spawn() {
-        Ok(mut child) => {
-            // Reap it so no zombie lingers for the life of the server.
-            std::thread::spawn(move || {
-                let _ = child.wait();
-            });
-            true
-        }
+        Ok(child) => Some(child),
         Err(e) => {
             eprintln!("helix mcp: could not start background `helix sync`: {e}");
-            false
+            None
         }
     }
 }

@@ -125,13 +125,23 @@ impl Project {
             .env("XDG_CONFIG_HOME", self.home.join("config"))
             .env("XDG_CACHE_HOME", self.home.join("cache"))
             .env("XDG_DATA_HOME", self.home.join("data"))
-            .env_remove("HELIX_TOKEN");
+            .env_remove("HELIX_TOKEN")
+            .env_remove("CLAUDE_PROJECT_DIR");
     }
 
     /// Starts `helix mcp` in the project and completes the MCP handshake.
     async fn connect(&self) -> RunningService<RoleClient, ()> {
+        self.connect_with(|_| {}).await
+    }
+
+    /// Like [`Project::connect`], with the command adjusted by `tweak` first.
+    async fn connect_with(
+        &self,
+        tweak: impl FnOnce(&mut std::process::Command),
+    ) -> RunningService<RoleClient, ()> {
         let mut std_cmd = std::process::Command::new(HELIX);
         self.isolate(&mut std_cmd);
+        tweak(&mut std_cmd);
         let cmd = tokio::process::Command::from(std_cmd).configure(|c| {
             c.arg("mcp");
         });
@@ -561,5 +571,20 @@ async fn mcp_store_in_local_mode_writes_the_knowledge_directory() {
         std::fs::read_to_string(&file).expect("still there"),
         written
     );
+    client.cancel().await.expect("close");
+}
+
+#[tokio::test]
+async fn mcp_started_outside_the_repository_uses_claude_project_dir() {
+    let p = Project::server_mode();
+    let elsewhere = p.home.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).expect("mkdir");
+    let client = p
+        .connect_with(|c| {
+            c.current_dir(&elsewhere).env("CLAUDE_PROJECT_DIR", &p.root);
+        })
+        .await;
+    let (t, _) = ok(&call(&client, "search", json!({"query": "pool exhausted"})).await);
+    assert!(t.contains("kb:db/pool-exhaustion.md"), "{t}");
     client.cancel().await.expect("close");
 }
