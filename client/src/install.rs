@@ -46,20 +46,52 @@ pub const TIMEOUT_SECS: u64 = 5;
 
 /// The nine handlers, in the order of the design.
 pub const HOOKS: [HookSpec; 9] = [
-    HookSpec { event: "SessionStart", matcher: None, hook: "session-start" },
-    HookSpec { event: "UserPromptSubmit", matcher: None, hook: "prompt" },
+    HookSpec {
+        event: "SessionStart",
+        matcher: None,
+        hook: "session-start",
+    },
+    HookSpec {
+        event: "UserPromptSubmit",
+        matcher: None,
+        hook: "prompt",
+    },
     HookSpec {
         event: "PreToolUse",
         matcher: Some("Read|Edit|Write|MultiEdit|Glob|Grep|NotebookEdit"),
         hook: "ambient",
     },
     // `mcp__helix__store` lets the stop hook know the session stored something.
-    HookSpec { event: "PostToolUse", matcher: Some("Bash|mcp__helix__store"), hook: "post-build" },
-    HookSpec { event: "PostToolUseFailure", matcher: Some("Bash"), hook: "error" },
-    HookSpec { event: "PreCompact", matcher: None, hook: "pre-compact" },
-    HookSpec { event: "Stop", matcher: None, hook: "stop" },
-    HookSpec { event: "SubagentStart", matcher: None, hook: "subagent-start" },
-    HookSpec { event: "PermissionRequest", matcher: Some("mcp__helix__.*"), hook: "approve-mcp" },
+    HookSpec {
+        event: "PostToolUse",
+        matcher: Some("Bash|mcp__helix__store"),
+        hook: "post-build",
+    },
+    HookSpec {
+        event: "PostToolUseFailure",
+        matcher: Some("Bash"),
+        hook: "error",
+    },
+    HookSpec {
+        event: "PreCompact",
+        matcher: None,
+        hook: "pre-compact",
+    },
+    HookSpec {
+        event: "Stop",
+        matcher: None,
+        hook: "stop",
+    },
+    HookSpec {
+        event: "SubagentStart",
+        matcher: None,
+        hook: "subagent-start",
+    },
+    HookSpec {
+        event: "PermissionRequest",
+        matcher: Some("mcp__helix__.*"),
+        hook: "approve-mcp",
+    },
 ];
 
 /// Entry point of `helix hooks`.
@@ -76,7 +108,9 @@ fn home() -> Result<PathBuf> {
     std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(PathBuf::from)
-        .ok_or_else(|| anyhow!("HOME is not set; cannot find ~/.claude/settings.json (use --project)"))
+        .ok_or_else(|| {
+            anyhow!("HOME is not set; cannot find ~/.claude/settings.json (use --project)")
+        })
 }
 
 /// The project directory: nearest ancestor with `.helix.toml`, else with `.git`, else `cwd`.
@@ -99,7 +133,10 @@ fn user_settings() -> Result<PathBuf> {
 
 /// Quotes `s` for `sh` when it holds anything but safe characters.
 fn shell_quote(s: &str) -> String {
-    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+=:@%,".contains(c)) {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:@%,".contains(c))
+    {
         s.to_string()
     } else {
         format!("'{}'", s.replace('\'', r"'\''"))
@@ -145,13 +182,19 @@ pub fn parse_helix_command(command: &str) -> Option<(String, String)> {
 }
 
 fn is_helix_handler(handler: &Value) -> bool {
-    handler.get("command").and_then(Value::as_str).is_some_and(|c| parse_helix_command(c).is_some())
+    handler
+        .get("command")
+        .and_then(Value::as_str)
+        .is_some_and(|c| parse_helix_command(c).is_some())
 }
 
 fn handler_value(spec: &HookSpec, program: &str) -> Value {
     Value::Object(vec![
         ("type".into(), Value::String("command".into())),
-        ("command".into(), Value::String(format!("{program} hook {}", spec.hook))),
+        (
+            "command".into(),
+            Value::String(format!("{program} hook {}", spec.hook)),
+        ),
         ("timeout".into(), Value::Number(TIMEOUT_SECS.into())),
     ])
 }
@@ -161,7 +204,10 @@ fn group_value(spec: &HookSpec, program: &str) -> Value {
     if let Some(m) = spec.matcher {
         fields.push(("matcher".into(), Value::String(m.into())));
     }
-    fields.push(("hooks".into(), Value::Array(vec![handler_value(spec, program)])));
+    fields.push((
+        "hooks".into(),
+        Value::Array(vec![handler_value(spec, program)]),
+    ));
     Value::Object(fields)
 }
 
@@ -171,10 +217,15 @@ fn already_installed(groups: &[Value], spec: &HookSpec, program: &str) -> bool {
     let mut found = 0;
     let mut exact = false;
     for g in groups {
-        let Some(handlers) = g.get("hooks").and_then(Value::as_array) else { continue };
+        let Some(handlers) = g.get("hooks").and_then(Value::as_array) else {
+            continue;
+        };
         for h in handlers.iter().filter(|h| is_helix_handler(h)) {
             found += 1;
-            let matcher = g.get("matcher").and_then(Value::as_str).filter(|m| !m.is_empty());
+            let matcher = g
+                .get("matcher")
+                .and_then(Value::as_str)
+                .filter(|m| !m.is_empty());
             exact = *h == want && matcher == spec.matcher && handlers.len() == 1;
         }
     }
@@ -185,7 +236,9 @@ fn already_installed(groups: &[Value], spec: &HookSpec, program: &str) -> bool {
 fn remove_helix(groups: &mut Vec<Value>) -> bool {
     let mut changed = false;
     groups.retain_mut(|g| {
-        let Some(handlers) = g.get_mut("hooks").and_then(Value::as_array_mut) else { return true };
+        let Some(handlers) = g.get_mut("hooks").and_then(Value::as_array_mut) else {
+            return true;
+        };
         let before = handlers.len();
         handlers.retain(|h| !is_helix_handler(h));
         if handlers.len() != before {
@@ -199,13 +252,19 @@ fn remove_helix(groups: &mut Vec<Value>) -> bool {
 
 /// Merges the nine handlers into a settings document. Returns whether anything changed.
 pub fn merge_hooks(doc: &mut Value, program: &str) -> Result<bool> {
-    let Value::Object(_) = doc else { bail!("the top level is not a JSON object") };
+    let Value::Object(_) = doc else {
+        bail!("the top level is not a JSON object")
+    };
     let hooks = doc.entry_or_insert("hooks", Value::Object(Vec::new()));
-    let Value::Object(_) = hooks else { bail!("`hooks` is not a JSON object") };
+    let Value::Object(_) = hooks else {
+        bail!("`hooks` is not a JSON object")
+    };
     let mut changed = false;
     for spec in &HOOKS {
         let groups = hooks.entry_or_insert(spec.event, Value::Array(Vec::new()));
-        let Value::Array(groups) = groups else { bail!("`hooks.{}` is not a JSON array", spec.event) };
+        let Value::Array(groups) = groups else {
+            bail!("`hooks.{}` is not a JSON array", spec.event)
+        };
         if already_installed(groups, spec, program) {
             continue;
         }
@@ -218,11 +277,17 @@ pub fn merge_hooks(doc: &mut Value, program: &str) -> Result<bool> {
 
 /// Removes every helix handler from a settings document, and containers left empty by it.
 pub fn remove_hooks(doc: &mut Value) -> bool {
-    let Some(hooks) = doc.get_mut("hooks") else { return false };
-    let Value::Object(events) = hooks else { return false };
+    let Some(hooks) = doc.get_mut("hooks") else {
+        return false;
+    };
+    let Value::Object(events) = hooks else {
+        return false;
+    };
     let mut changed = false;
     events.retain_mut(|(_, groups)| {
-        let Value::Array(list) = groups else { return true };
+        let Value::Array(list) = groups else {
+            return true;
+        };
         let before = list.len();
         if remove_helix(list) {
             changed = true;
@@ -240,14 +305,21 @@ pub fn remove_hooks(doc: &mut Value) -> bool {
 fn mcp_server_value() -> Value {
     Value::Object(vec![
         ("command".into(), Value::String("helix".into())),
-        ("args".into(), Value::Array(vec![Value::String("mcp".into())])),
+        (
+            "args".into(),
+            Value::Array(vec![Value::String("mcp".into())]),
+        ),
     ])
 }
 
 fn merge_mcp(doc: &mut Value) -> Result<bool> {
-    let Value::Object(_) = doc else { bail!("the top level is not a JSON object") };
+    let Value::Object(_) = doc else {
+        bail!("the top level is not a JSON object")
+    };
     let servers = doc.entry_or_insert("mcpServers", Value::Object(Vec::new()));
-    let Value::Object(_) = servers else { bail!("`mcpServers` is not a JSON object") };
+    let Value::Object(_) = servers else {
+        bail!("`mcpServers` is not a JSON object")
+    };
     let want = mcp_server_value();
     if servers.get("helix") == Some(&want) {
         return Ok(false);
@@ -257,7 +329,9 @@ fn merge_mcp(doc: &mut Value) -> Result<bool> {
 }
 
 fn remove_mcp(doc: &mut Value) -> bool {
-    let Some(servers) = doc.get_mut("mcpServers") else { return false };
+    let Some(servers) = doc.get_mut("mcpServers") else {
+        return false;
+    };
     if servers.get("helix") != Some(&mcp_server_value()) {
         return false;
     }
@@ -279,7 +353,10 @@ fn load(path: &Path) -> Result<Option<(Value, String)>> {
         return Ok(Some((Value::Object(Vec::new()), text)));
     }
     let v: Value = serde_json::from_str(&text).map_err(|e| {
-        anyhow!("{}: not valid JSON ({e}); left untouched — fix or move it, then retry", path.display())
+        anyhow!(
+            "{}: not valid JSON ({e}); left untouched — fix or move it, then retry",
+            path.display()
+        )
     })?;
     Ok(Some((v, text)))
 }
@@ -292,7 +369,10 @@ fn save(path: &Path, text: &str, previous: Option<&str>) -> Result<()> {
         let bak = backup_path(path);
         std::fs::write(&bak, prev).with_context(|| format!("writing backup {}", bak.display()))?;
     }
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("settings.json");
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("settings.json");
     let tmp = dir.join(format!(".{name}.helix-{}.tmp", std::process::id()));
     let res = (|| -> std::io::Result<()> {
         use std::io::Write;
@@ -351,10 +431,15 @@ fn apply(plans: Vec<Plan>, dry_run: bool, verb: &str) -> Result<ExitCode> {
             None => {
                 if let Some(prev) = &p.previous {
                     let bak = backup_path(&p.path);
-                    std::fs::write(&bak, prev).with_context(|| format!("writing backup {}", bak.display()))?;
+                    std::fs::write(&bak, prev)
+                        .with_context(|| format!("writing backup {}", bak.display()))?;
                 }
-                std::fs::remove_file(&p.path).with_context(|| format!("removing {}", p.path.display()))?;
-                eprintln!("helix hooks: {verb}: removed {} (nothing else was in it)", p.path.display());
+                std::fs::remove_file(&p.path)
+                    .with_context(|| format!("removing {}", p.path.display()))?;
+                eprintln!(
+                    "helix hooks: {verb}: removed {} (nothing else was in it)",
+                    p.path.display()
+                );
             }
         }
     }
@@ -364,7 +449,10 @@ fn apply(plans: Vec<Plan>, dry_run: bool, verb: &str) -> Result<ExitCode> {
 fn targets(t: &Target, cwd: &Path) -> Result<(PathBuf, Option<PathBuf>)> {
     if t.project {
         let dir = project_dir(cwd);
-        Ok((dir.join(".claude").join("settings.json"), Some(dir.join(".mcp.json"))))
+        Ok((
+            dir.join(".claude").join("settings.json"),
+            Some(dir.join(".mcp.json")),
+        ))
     } else {
         Ok((user_settings()?, None))
     }
@@ -384,7 +472,11 @@ fn install(t: &Target, cwd: &Path) -> Result<ExitCode> {
         None => (Value::Object(Vec::new()), None),
     };
     if merge_hooks(&mut doc, &program(t.project)).with_context(|| settings.display().to_string())? {
-        plans.push(Plan { path: settings.clone(), previous, next: Some(render(&doc)?) });
+        plans.push(Plan {
+            path: settings.clone(),
+            previous,
+            next: Some(render(&doc)?),
+        });
     }
     if let (Some(path), Some(loaded)) = (mcp, loaded_mcp) {
         let (mut doc, previous) = match loaded {
@@ -392,7 +484,11 @@ fn install(t: &Target, cwd: &Path) -> Result<ExitCode> {
             None => (Value::Object(Vec::new()), None),
         };
         if merge_mcp(&mut doc).with_context(|| path.display().to_string())? {
-            plans.push(Plan { path, previous, next: Some(render(&doc)?) });
+            plans.push(Plan {
+                path,
+                previous,
+                next: Some(render(&doc)?),
+            });
         }
     }
     apply(plans, t.dry_run, "install")
@@ -408,14 +504,30 @@ fn uninstall(t: &Target, cwd: &Path) -> Result<ExitCode> {
     let mut plans = Vec::new();
     if let Some((mut doc, text)) = loaded {
         if remove_hooks(&mut doc) {
-            let next = if doc == Value::Object(Vec::new()) { None } else { Some(render(&doc)?) };
-            plans.push(Plan { path: settings, previous: Some(text), next });
+            let next = if doc == Value::Object(Vec::new()) {
+                None
+            } else {
+                Some(render(&doc)?)
+            };
+            plans.push(Plan {
+                path: settings,
+                previous: Some(text),
+                next,
+            });
         }
     }
     if let Some((path, (mut doc, text))) = loaded_mcp {
         if remove_mcp(&mut doc) {
-            let next = if doc == Value::Object(Vec::new()) { None } else { Some(render(&doc)?) };
-            plans.push(Plan { path, previous: Some(text), next });
+            let next = if doc == Value::Object(Vec::new()) {
+                None
+            } else {
+                Some(render(&doc)?)
+            };
+            plans.push(Plan {
+                path,
+                previous: Some(text),
+                next,
+            });
         }
     }
     apply(plans, t.dry_run, "uninstall")
@@ -439,7 +551,10 @@ fn status(cwd: &Path) -> Result<ExitCode> {
         files.push(("user", u));
     }
     files.push(("project", dir.join(".claude").join("settings.json")));
-    files.push(("project-local", dir.join(".claude").join("settings.local.json")));
+    files.push((
+        "project-local",
+        dir.join(".claude").join("settings.local.json"),
+    ));
     let mut bad = false;
     let mut out = String::new();
     for (label, path) in files {
@@ -462,15 +577,24 @@ fn status(cwd: &Path) -> Result<ExitCode> {
         }
         Ok(None) => format!("mcp: {}: no file", mcp.display()),
         Ok(Some((doc, _))) => match doc.get("mcpServers").and_then(|s| s.get("helix")) {
-            Some(v) if *v == mcp_server_value() => format!("mcp: {}: helix MCP server registered", mcp.display()),
-            Some(_) => format!("mcp: {}: a different `helix` MCP server is registered", mcp.display()),
+            Some(v) if *v == mcp_server_value() => {
+                format!("mcp: {}: helix MCP server registered", mcp.display())
+            }
+            Some(_) => format!(
+                "mcp: {}: a different `helix` MCP server is registered",
+                mcp.display()
+            ),
             None => format!("mcp: {}: helix MCP server not registered", mcp.display()),
         },
     };
     out.push_str(&line);
     out.push('\n');
     print!("{out}");
-    Ok(if bad { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    Ok(if bad {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn describe(label: &str, path: &Path, doc: &Value) -> String {
@@ -478,8 +602,17 @@ fn describe(label: &str, path: &Path, doc: &Value) -> String {
     if let Some(Value::Object(events)) = doc.get("hooks") {
         for (_, groups) in events {
             for g in groups.as_array().map(Vec::as_slice).unwrap_or_default() {
-                for h in g.get("hooks").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default() {
-                    if let Some(parsed) = h.get("command").and_then(Value::as_str).and_then(parse_helix_command) {
+                for h in g
+                    .get("hooks")
+                    .and_then(Value::as_array)
+                    .map(Vec::as_slice)
+                    .unwrap_or_default()
+                {
+                    if let Some(parsed) = h
+                        .get("command")
+                        .and_then(Value::as_str)
+                        .and_then(parse_helix_command)
+                    {
                         found.push(parsed);
                     }
                 }
@@ -490,13 +623,26 @@ fn describe(label: &str, path: &Path, doc: &Value) -> String {
         return format!("{label}: {}: no helix hooks", path.display());
     }
     let names: Vec<&str> = found.iter().map(|(_, n)| n.as_str()).collect();
-    let missing: Vec<&str> = HOOKS.iter().map(|s| s.hook).filter(|h| !names.contains(h)).collect();
+    let missing: Vec<&str> = HOOKS
+        .iter()
+        .map(|s| s.hook)
+        .filter(|h| !names.contains(h))
+        .collect();
     let mut programs: Vec<&str> = found.iter().map(|(p, _)| p.as_str()).collect();
     programs.sort_unstable();
     programs.dedup();
     let progs: Vec<String> = programs
         .iter()
-        .map(|p| format!("{p} ({})", if program_exists(p) { "found" } else { "MISSING" }))
+        .map(|p| {
+            format!(
+                "{p} ({})",
+                if program_exists(p) {
+                    "found"
+                } else {
+                    "MISSING"
+                }
+            )
+        })
         .collect();
     let mut s = format!(
         "{label}: {}: {} of {} helix hooks installed ({}); binary: {}",
@@ -674,7 +820,10 @@ mod tests {
 
     #[test]
     fn recognises_helix_commands() {
-        assert_eq!(parse_helix_command("helix hook prompt"), Some(("helix".into(), "prompt".into())));
+        assert_eq!(
+            parse_helix_command("helix hook prompt"),
+            Some(("helix".into(), "prompt".into()))
+        );
         assert_eq!(
             parse_helix_command("/usr/local/bin/helix hook stop"),
             Some(("/usr/local/bin/helix".into(), "stop".into()))

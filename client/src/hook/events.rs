@@ -1,13 +1,14 @@
 //! The nine hook handlers. Each takes the parsed stdin object and returns what to print
 //! (`None`: print nothing). They never fail: every problem means "no output".
 
+use super::fresh;
 use super::input::Input;
 use super::keywords::{
-    error_terms, error_text, is_build_command, path_stem, pattern_words, prompt_terms, removed_symbols,
+    error_terms, error_text, is_build_command, path_stem, pattern_words, prompt_terms,
+    removed_symbols,
 };
 use super::output::{self, MAX_CONTEXT_CHARS, Text, body_excerpt, entry_line};
 use super::state::{self, State};
-use super::fresh;
 use crate::config::ProjectConfig;
 use crate::knowledge::{Knowledge, ProjectHit};
 use helix_index_format::{EntryRef, Mode, SearchOptions};
@@ -15,12 +16,18 @@ use std::path::{Component, Path, PathBuf};
 
 /// How to read a whole entry, said once in every header.
 const READ_HINT: &str = "`helix read <project:id>` shows a whole entry";
-const SEARCH_HINT: &str = "search it before guessing: `helix search <words>` or the `mcp__helix__search` tool";
+const SEARCH_HINT: &str = "search it: `helix search <words>` or the `mcp__helix__search` tool";
 const STORE_HINT: &str = "`helix store` or the `mcp__helix__store` tool";
 
 /// Events whose output may carry `additionalContext`.
-const CONTEXT_EVENTS: &[&str] =
-    &["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "SubagentStart"];
+const CONTEXT_EVENTS: &[&str] = &[
+    "SessionStart",
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "SubagentStart",
+];
 
 /// Runs the handler of `event` (the `helix hook <event>` name).
 pub fn dispatch(event: &str, input: &Input) -> Option<String> {
@@ -40,7 +47,10 @@ pub fn dispatch(event: &str, input: &Input) -> Option<String> {
 
 /// The `hookEventName` to answer with: the input's own when it can carry context.
 fn event_name<'a>(input: &'a Input, default: &'static str) -> &'a str {
-    input.str("hook_event_name").filter(|e| CONTEXT_EVENTS.contains(e)).unwrap_or(default)
+    input
+        .str("hook_event_name")
+        .filter(|e| CONTEXT_EVENTS.contains(e))
+        .unwrap_or(default)
 }
 
 /// The working directory of the session: stdin `cwd` when it is an existing absolute
@@ -68,19 +78,35 @@ fn now_secs() -> i64 {
 
 fn hit_line(h: &ProjectHit<'_>) -> String {
     let e = &h.hit.entry;
-    let snippet = if h.hit.snippet.trim().is_empty() { body_excerpt(e.body, 160) } else { h.hit.snippet.clone() };
+    let snippet = if h.hit.snippet.trim().is_empty() {
+        body_excerpt(e.body, 160)
+    } else {
+        h.hit.snippet.clone()
+    };
     entry_line(h.project, e.id, e.topic, e.date, e.title, &snippet)
 }
 
 fn entry_ref_line(project: &str, e: &EntryRef<'_>) -> String {
-    entry_line(project, e.id, e.topic, e.date, e.title, &body_excerpt(e.body, 160))
+    entry_line(
+        project,
+        e.id,
+        e.topic,
+        e.date,
+        e.title,
+        &body_excerpt(e.body, 160),
+    )
 }
 
 fn search<'k>(k: &'k Knowledge, query: &str, mode: Mode, limit: usize) -> Vec<ProjectHit<'k>> {
     if query.trim().is_empty() {
         return Vec::new();
     }
-    let opts = SearchOptions { limit, mode, now: Some(now_secs()), ..SearchOptions::default() };
+    let opts = SearchOptions {
+        limit,
+        mode,
+        now: Some(now_secs()),
+        ..SearchOptions::default()
+    };
     k.search(query, &opts)
 }
 
@@ -98,7 +124,11 @@ fn topic_counts(k: &Knowledge) -> Vec<(String, u32)> {
 }
 
 fn topic_list(topics: &[(String, u32)], max: usize) -> String {
-    let mut s: Vec<String> = topics.iter().take(max).map(|(t, n)| format!("{} ({n})", output::compact(t, 40))).collect();
+    let mut s: Vec<String> = topics
+        .iter()
+        .take(max)
+        .map(|(t, n)| format!("{} ({n})", output::compact(t, 40)))
+        .collect();
     if topics.len() > max {
         s.push(format!("… {} more", topics.len() - max));
     }
@@ -153,14 +183,17 @@ fn subagent_start(input: &Input) -> Option<String> {
     let topics = topic_counts(&k);
     let mut t = Text::new(MAX_CONTEXT_CHARS);
     t.line(&format!(
-        "helix team knowledge ({} entries, {}): {SEARCH_HINT}; {READ_HINT}.",
+        "helix team knowledge ({} entries, {}): before guessing, {SEARCH_HINT}; {READ_HINT}.",
         k.entry_count(),
         project_names(&k)
     ));
     if !topics.is_empty() {
         t.item(&format!("Topics: {}", topic_list(&topics, 40)));
     }
-    Some(output::context(event_name(input, "SubagentStart"), t.as_str()))
+    Some(output::context(
+        event_name(input, "SubagentStart"),
+        t.as_str(),
+    ))
 }
 
 fn hits_text(header: &str, hits: &[ProjectHit<'_>]) -> Option<String> {
@@ -183,8 +216,14 @@ fn prompt(input: &Input) -> Option<String> {
     let (cfg, _) = project(input)?;
     let k = Knowledge::from_config(&cfg);
     let hits = search(&k, &terms.join(" "), Mode::Or, 3);
-    let text = hits_text(&format!("helix team knowledge that may apply to this prompt ({READ_HINT}):"), &hits)?;
-    Some(output::context(event_name(input, "UserPromptSubmit"), &text))
+    let text = hits_text(
+        &format!("helix team knowledge that may apply to this prompt ({READ_HINT}):"),
+        &hits,
+    )?;
+    Some(output::context(
+        event_name(input, "UserPromptSubmit"),
+        &text,
+    ))
 }
 
 fn error(input: &Input) -> Option<String> {
@@ -209,8 +248,14 @@ fn error(input: &Input) -> Option<String> {
     }
     let k = Knowledge::from_config(&cfg);
     let hits = search(&k, &terms.join(" "), Mode::Or, 3);
-    let text = hits_text(&format!("helix: the team has knowledge matching this error ({READ_HINT}):"), &hits)?;
-    Some(output::context(event_name(input, "PostToolUseFailure"), &text))
+    let text = hits_text(
+        &format!("helix: the team has knowledge matching this error ({READ_HINT}):"),
+        &hits,
+    )?;
+    Some(output::context(
+        event_name(input, "PostToolUseFailure"),
+        &text,
+    ))
 }
 
 fn post_build(input: &Input) -> Option<String> {
@@ -272,7 +317,8 @@ fn stop(input: &Input) -> Option<String> {
 
 fn approve_mcp(input: &Input) -> Option<String> {
     let tool = input.str("tool_name")?;
-    tool.starts_with("mcp__helix__").then(output::allow_permission)
+    tool.starts_with("mcp__helix__")
+        .then(output::allow_permission)
 }
 
 /// Removes `.` and `..` components without touching the filesystem.
@@ -293,13 +339,20 @@ fn normalize(p: &Path) -> PathBuf {
 /// `file` relative to the project root, with `/` separators.
 fn repo_rel(root: &Path, cwd: &Path, file: &str) -> Option<String> {
     let p = Path::new(file);
-    let abs = normalize(&if p.is_absolute() { p.to_path_buf() } else { cwd.join(p) });
+    let abs = normalize(&if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        cwd.join(p)
+    });
     let rel = match abs.strip_prefix(root) {
         Ok(r) => r.to_path_buf(),
         Err(_) => {
             // The root may be reached through a symlink (macOS /tmp, home dirs).
             let real_root = root.canonicalize().ok()?;
-            let real = abs.parent().and_then(|d| d.canonicalize().ok())?.join(abs.file_name()?);
+            let real = abs
+                .parent()
+                .and_then(|d| d.canonicalize().ok())?
+                .join(abs.file_name()?);
             real.strip_prefix(&real_root).ok()?.to_path_buf()
         }
     };
@@ -309,9 +362,15 @@ fn repo_rel(root: &Path, cwd: &Path, file: &str) -> Option<String> {
 
 fn ambient(input: &Input) -> Option<String> {
     let tool = input.str("tool_name").unwrap_or("");
-    let file =
-        input.tool_str("file_path").or_else(|| input.tool_str("notebook_path")).or_else(|| input.tool_str("path"));
-    let pattern = if matches!(tool, "Glob" | "Grep") { input.tool_str("pattern") } else { None };
+    let file = input
+        .tool_str("file_path")
+        .or_else(|| input.tool_str("notebook_path"))
+        .or_else(|| input.tool_str("path"));
+    let pattern = if matches!(tool, "Glob" | "Grep") {
+        input.tool_str("pattern")
+    } else {
+        None
+    };
     let file = file.filter(|f| !f.trim().is_empty() && f.len() <= 4096);
     if file.is_none() && pattern.is_none() {
         return None;
@@ -322,9 +381,15 @@ fn ambient(input: &Input) -> Option<String> {
         return None;
     }
     let rel = file.and_then(|f| repo_rel(k.root(), &cwd, f));
-    let name = file.and_then(|f| Path::new(f).file_name()).and_then(|n| n.to_str());
+    let name = file
+        .and_then(|f| Path::new(f).file_name())
+        .and_then(|n| n.to_str());
     let stem = file.and_then(path_stem);
-    let symbols = if matches!(tool, "Edit" | "MultiEdit") { removed_symbols(&input.edits()) } else { Vec::new() };
+    let symbols = if matches!(tool, "Edit" | "MultiEdit") {
+        removed_symbols(&input.edits())
+    } else {
+        Vec::new()
+    };
     let mut stem_terms: Vec<String> = stem.iter().cloned().collect();
     stem_terms.extend(pattern.map(pattern_words).unwrap_or_default());
 
@@ -371,7 +436,10 @@ fn ambient(input: &Input) -> Option<String> {
     let mut related: Vec<ProjectHit<'_>> = Vec::new();
     let mut or_terms = stem_terms.clone();
     or_terms.extend(symbols.iter().cloned());
-    let layers = [(or_terms.join(" "), Mode::Or), (stem_terms.join(" "), Mode::AndThenOr)];
+    let layers = [
+        (or_terms.join(" "), Mode::Or),
+        (stem_terms.join(" "), Mode::AndThenOr),
+    ];
     for (query, mode) in &layers {
         for h in search(&k, query, *mode, 3) {
             if related.len() < 4 && !seen.contains(&(h.project, h.hit.entry.id)) {
@@ -382,11 +450,17 @@ fn ambient(input: &Input) -> Option<String> {
     }
 
     // 4. Coupling: topics whose entries share sources with this file.
-    let coupled = rel.as_deref().map(|r| k.related_topics(r)).unwrap_or_default();
+    let coupled = rel
+        .as_deref()
+        .map(|r| k.related_topics(r))
+        .unwrap_or_default();
 
     let target = rel.as_deref().or(file).or(pattern).unwrap_or("");
     let mut t = Text::new(MAX_CONTEXT_CHARS);
-    t.line(&format!("helix team knowledge for {} ({READ_HINT}):", output::compact(target, 120)));
+    t.line(&format!(
+        "helix team knowledge for {} ({READ_HINT}):",
+        output::compact(target, 120)
+    ));
     if !about.is_empty() {
         t.line("About this file:");
         for (p, e) in &about {
@@ -396,7 +470,10 @@ fn ambient(input: &Input) -> Option<String> {
     if !impact.is_empty() {
         let mut names: Vec<&str> = impact.iter().map(|(s, _)| s.as_str()).collect();
         names.dedup();
-        t.line(&format!("Impact warning: this edit removes `{}`, which these entries mention:", names.join("`, `")));
+        t.line(&format!(
+            "Impact warning: this edit removes `{}`, which these entries mention:",
+            names.join("`, `")
+        ));
         for (_, h) in &impact {
             t.item(&hit_line(h));
         }
@@ -415,7 +492,10 @@ fn ambient(input: &Input) -> Option<String> {
                 None => topics.push((tc.topic.to_string(), tc.count)),
             }
         }
-        t.item(&format!("Topics sharing sources with this file: {}", topic_list(&topics, 6)));
+        t.item(&format!(
+            "Topics sharing sources with this file: {}",
+            topic_list(&topics, 6)
+        ));
     }
     if !t.has_content {
         return None;
@@ -430,7 +510,13 @@ mod tests {
     #[test]
     fn relative_paths() {
         let root = Path::new("/r");
-        assert_eq!(repo_rel(root, Path::new("/r/sub"), "../src/a.rs").as_deref(), Some("src/a.rs"));
-        assert_eq!(repo_rel(root, Path::new("/x"), "/r/src/./b.rs").as_deref(), Some("src/b.rs"));
+        assert_eq!(
+            repo_rel(root, Path::new("/r/sub"), "../src/a.rs").as_deref(),
+            Some("src/a.rs")
+        );
+        assert_eq!(
+            repo_rel(root, Path::new("/x"), "/r/src/./b.rs").as_deref(),
+            Some("src/b.rs")
+        );
     }
 }

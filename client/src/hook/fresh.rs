@@ -51,13 +51,17 @@ fn cache_age(cfg: &ProjectConfig, project: &str, now: SystemTime) -> Option<Dura
 /// The stamp file of the last background sync for this project root.
 pub fn stamp_path(cfg: &ProjectConfig) -> PathBuf {
     let key = xxhash_rust::xxh3::xxh3_64(cfg.root.as_os_str().as_encoded_bytes());
-    crate::paths::cache_dir().join("hook-sync").join(format!("{key:016x}"))
+    crate::paths::cache_dir()
+        .join("hook-sync")
+        .join(format!("{key:016x}"))
 }
 
 /// Whether any followed project's cache is missing or older than `max`.
 pub fn stale(cfg: &ProjectConfig, max: Duration) -> bool {
     let now = SystemTime::now();
-    cfg.projects.iter().any(|p| cache_age(cfg, p, now).is_none_or(|a| a > max))
+    cfg.projects
+        .iter()
+        .any(|p| cache_age(cfg, p, now).is_none_or(|a| a > max))
 }
 
 /// Starts `helix sync --quiet` detached when the cache is stale and no sync started lately.
@@ -76,7 +80,9 @@ pub fn maybe_sync(cfg: &ProjectConfig) -> bool {
     if crate::paths::write_atomic(&stamp, cfg.root.as_os_str().as_encoded_bytes()).is_err() {
         return false;
     }
-    let Ok(exe) = std::env::current_exe() else { return false };
+    let Ok(exe) = std::env::current_exe() else {
+        return false;
+    };
     spawn_detached(&exe, &cfg.root)
 }
 

@@ -16,7 +16,11 @@ pub fn read_stdin() -> Option<Vec<u8>> {
 pub fn read_bounded(r: impl Read, max: u64) -> Option<Vec<u8>> {
     let mut buf = Vec::with_capacity(8 * 1024);
     r.take(max + 1).read_to_end(&mut buf).ok()?;
-    if buf.len() as u64 > max { None } else { Some(buf) }
+    if buf.len() as u64 > max {
+        None
+    } else {
+        Some(buf)
+    }
 }
 
 /// A parsed hook input object.
@@ -49,12 +53,17 @@ impl Input {
 
     /// A string field of `tool_input`.
     pub fn tool_str(&self, key: &str) -> Option<&str> {
-        self.root.get("tool_input").and_then(|t| t.get(key)).and_then(Value::as_str)
+        self.root
+            .get("tool_input")
+            .and_then(|t| t.get(key))
+            .and_then(Value::as_str)
     }
 
     /// `(old_string, new_string)` pairs of an Edit or MultiEdit, skipping malformed ones.
     pub fn edits(&self) -> Vec<(&str, &str)> {
-        let Some(ti) = self.root.get("tool_input") else { return Vec::new() };
+        let Some(ti) = self.root.get("tool_input") else {
+            return Vec::new();
+        };
         fn pair(v: &Value) -> Option<(&str, &str)> {
             let old = v.get("old_string").and_then(Value::as_str)?;
             let new = v.get("new_string").and_then(Value::as_str).unwrap_or("");
@@ -76,7 +85,9 @@ impl Input {
         let ok = !id.is_empty()
             && id.len() <= 128
             && !id.starts_with('.')
-            && id.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+            && id
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
         ok.then_some(id)
     }
 }

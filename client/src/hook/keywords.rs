@@ -10,21 +10,123 @@ pub const ERROR_TERMS: usize = 8;
 
 /// Words that say how a request is phrased, not what it is about.
 const META_WORDS: &[&str] = &[
-    "actually", "again", "also", "any", "anything", "appreciate", "basically", "best", "better",
-    "could", "currently", "doing", "done", "else", "everything", "explain", "fine", "get", "give",
-    "going", "good", "got", "help", "here", "hey", "hi", "hmm", "idea", "just", "kind", "know",
-    "let", "lets", "like", "look", "make", "maybe", "more", "much", "must", "need", "needs", "now",
-    "ok", "okay", "one", "only", "please", "pls", "plz", "question", "quick", "quickly", "really",
-    "right", "said", "say", "see", "should", "some", "something", "sort", "still", "sure", "take",
-    "tell", "thank", "thanks", "thing", "things", "think", "thx", "try", "trying", "understand",
-    "very", "wanna", "want", "wants", "way", "well", "why", "wonder", "yeah", "yes", "yet",
+    "actually",
+    "again",
+    "also",
+    "any",
+    "anything",
+    "appreciate",
+    "basically",
+    "best",
+    "better",
+    "could",
+    "currently",
+    "doing",
+    "done",
+    "else",
+    "everything",
+    "explain",
+    "fine",
+    "get",
+    "give",
+    "going",
+    "good",
+    "got",
+    "help",
+    "here",
+    "hey",
+    "hi",
+    "hmm",
+    "idea",
+    "just",
+    "kind",
+    "know",
+    "let",
+    "lets",
+    "like",
+    "look",
+    "make",
+    "maybe",
+    "more",
+    "much",
+    "must",
+    "need",
+    "needs",
+    "now",
+    "ok",
+    "okay",
+    "one",
+    "only",
+    "please",
+    "pls",
+    "plz",
+    "question",
+    "quick",
+    "quickly",
+    "really",
+    "right",
+    "said",
+    "say",
+    "see",
+    "should",
+    "some",
+    "something",
+    "sort",
+    "still",
+    "sure",
+    "take",
+    "tell",
+    "thank",
+    "thanks",
+    "thing",
+    "things",
+    "think",
+    "thx",
+    "try",
+    "trying",
+    "understand",
+    "very",
+    "wanna",
+    "want",
+    "wants",
+    "way",
+    "well",
+    "why",
+    "wonder",
+    "yeah",
+    "yes",
+    "yet",
 ];
 
 /// Words every compiler or shell error says; useless for telling errors apart.
 const ERROR_NOISE: &[&str] = &[
-    "aborting", "at", "build", "code", "command", "compile", "compiling", "could", "error",
-    "errors", "exit", "exited", "failed", "failure", "file", "help", "line", "note", "not",
-    "previous", "process", "run", "running", "see", "status", "warning", "warnings",
+    "aborting",
+    "at",
+    "build",
+    "code",
+    "command",
+    "compile",
+    "compiling",
+    "could",
+    "error",
+    "errors",
+    "exit",
+    "exited",
+    "failed",
+    "failure",
+    "file",
+    "help",
+    "line",
+    "note",
+    "not",
+    "previous",
+    "process",
+    "run",
+    "running",
+    "see",
+    "status",
+    "warning",
+    "warnings",
 ];
 
 /// File stems too generic to say what a file is about; the parent directory name is used.
@@ -35,15 +137,95 @@ const GENERIC_STEMS: &[&str] = &[
 
 /// Language keywords and very common identifiers, never reported as removed symbols.
 const CODE_WORDS: &[&str] = &[
-    "as", "assert", "async", "await", "bool", "break", "case", "catch", "char", "class", "const",
-    "continue", "crate", "def", "default", "defer", "delete", "do", "else", "enum", "err", "error",
-    "except", "export", "extends", "false", "final", "finally", "float", "fn", "for", "from",
-    "func", "function", "go", "if", "impl", "import", "in", "int", "interface", "let", "loop",
-    "match", "mod", "move", "mut", "new", "nil", "none", "null", "ok", "option", "package", "pass",
-    "private", "protected", "pub", "public", "raise", "ref", "result", "return", "self", "some",
-    "static", "str", "string", "struct", "super", "switch", "this", "throw", "trait", "true",
-    "try", "type", "typeof", "undefined", "unsafe", "use", "usize", "var", "vec", "void", "where",
-    "while", "with", "yield",
+    "as",
+    "assert",
+    "async",
+    "await",
+    "bool",
+    "break",
+    "case",
+    "catch",
+    "char",
+    "class",
+    "const",
+    "continue",
+    "crate",
+    "def",
+    "default",
+    "defer",
+    "delete",
+    "do",
+    "else",
+    "enum",
+    "err",
+    "error",
+    "except",
+    "export",
+    "extends",
+    "false",
+    "final",
+    "finally",
+    "float",
+    "fn",
+    "for",
+    "from",
+    "func",
+    "function",
+    "go",
+    "if",
+    "impl",
+    "import",
+    "in",
+    "int",
+    "interface",
+    "let",
+    "loop",
+    "match",
+    "mod",
+    "move",
+    "mut",
+    "new",
+    "nil",
+    "none",
+    "null",
+    "ok",
+    "option",
+    "package",
+    "pass",
+    "private",
+    "protected",
+    "pub",
+    "public",
+    "raise",
+    "ref",
+    "result",
+    "return",
+    "self",
+    "some",
+    "static",
+    "str",
+    "string",
+    "struct",
+    "super",
+    "switch",
+    "this",
+    "throw",
+    "trait",
+    "true",
+    "try",
+    "type",
+    "typeof",
+    "undefined",
+    "unsafe",
+    "use",
+    "usize",
+    "var",
+    "vec",
+    "void",
+    "where",
+    "while",
+    "with",
+    "yield",
 ];
 
 fn sorted_contains(list: &[&str], word: &str) -> bool {
@@ -73,12 +255,21 @@ fn pick(mut cands: Vec<(String, bool)>, max: usize) -> Vec<String> {
     if cands.len() > max {
         let mut ranked: Vec<usize> = (0..cands.len()).collect();
         let weight = |(w, compound): &(String, bool)| -> usize {
-            if *compound { 3 } else if w.chars().count() >= 5 { 2 } else { 1 }
+            if *compound {
+                3
+            } else if w.chars().count() >= 5 {
+                2
+            } else {
+                1
+            }
         };
         ranked.sort_by_key(|&i| std::cmp::Reverse(weight(&cands[i])));
         let mut keep: Vec<usize> = ranked.into_iter().take(max).collect();
         keep.sort_unstable();
-        cands = keep.into_iter().map(|i| std::mem::take(&mut cands[i])).collect();
+        cands = keep
+            .into_iter()
+            .map(|i| std::mem::take(&mut cands[i]))
+            .collect();
     }
     cands.into_iter().map(|(w, _)| w).collect()
 }
@@ -91,7 +282,9 @@ pub fn prompt_terms(prompt: &str) -> Vec<String> {
     if !(10..=500).contains(&n) {
         return Vec::new();
     }
-    let cands = candidates(prompt, |w| useful(w) && !w.chars().all(|c| c.is_ascii_digit()));
+    let cands = candidates(prompt, |w| {
+        useful(w) && !w.chars().all(|c| c.is_ascii_digit())
+    });
     let terms = pick(cands, PROMPT_TERMS);
     if terms.len() < 2 { Vec::new() } else { terms }
 }
@@ -104,12 +297,25 @@ pub fn error_text(error: &str) -> String {
         _ if error.trim_start().starts_with("Exit code") && !error.contains('\n') => "",
         _ => error,
     };
-    let lines: Vec<&str> = body.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let lines: Vec<&str> = body
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
     let is_err = |l: &&str| {
         let lower = l.to_ascii_lowercase();
-        ["error", "panicked", "fatal", "exception", "cannot", "undefined", "not found", "failed"]
-            .iter()
-            .any(|k| lower.contains(k))
+        [
+            "error",
+            "panicked",
+            "fatal",
+            "exception",
+            "cannot",
+            "undefined",
+            "not found",
+            "failed",
+        ]
+        .iter()
+        .any(|k| lower.contains(k))
     };
     let mut picked: Vec<&str> = lines.iter().copied().filter(is_err).take(6).collect();
     if picked.is_empty() {
@@ -136,9 +342,14 @@ pub fn error_terms(text: &str) -> Vec<String> {
     let cleaned: Vec<&str> = text
         .split_whitespace()
         .filter(|w| !w.contains('/') && !w.contains('\\'))
-        .filter(|w| !w.trim_end_matches([':', ',', ')']).rsplit(':').next().is_some_and(|t| {
-            !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) && w.contains(':')
-        }))
+        .filter(|w| {
+            !w.trim_end_matches([':', ',', ')'])
+                .rsplit(':')
+                .next()
+                .is_some_and(|t| {
+                    !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) && w.contains(':')
+                })
+        })
         .collect();
     let cleaned = cleaned.join(" ");
     let cands = candidates(&cleaned, |w| {
@@ -217,7 +428,9 @@ pub fn removed_symbols(edits: &[(&str, &str)]) -> Vec<String> {
 /// stem is generic (`src/hook/mod.rs` → `hook`). `None` when neither says anything.
 pub fn path_stem(path: &str) -> Option<String> {
     let path = path.trim_end_matches('/');
-    let mut comps = path.rsplit(['/', '\\']).filter(|c| !c.is_empty() && *c != "." && *c != "..");
+    let mut comps = path
+        .rsplit(['/', '\\'])
+        .filter(|c| !c.is_empty() && *c != "." && *c != "..");
     let file = comps.next()?;
     let stem = match file.rfind('.') {
         Some(0) | None => file,
@@ -233,11 +446,17 @@ pub fn path_stem(path: &str) -> Option<String> {
 
 /// Literal words of a glob or regex pattern worth searching (`**/*config*.rs` → `config`).
 pub fn pattern_words(pattern: &str) -> Vec<String> {
-    const EXT: &[&str] = &["rs", "ts", "tsx", "js", "jsx", "py", "go", "md", "json", "toml", "yaml", "yml", "txt"];
+    const EXT: &[&str] = &[
+        "rs", "ts", "tsx", "js", "jsx", "py", "go", "md", "json", "toml", "yaml", "yml", "txt",
+    ];
     let mut out: Vec<String> = Vec::new();
     for w in pattern.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
         let lower = w.to_lowercase();
-        if w.chars().count() >= 3 && !EXT.contains(&lower.as_str()) && useful(&lower) && !out.contains(&lower) {
+        if w.chars().count() >= 3
+            && !EXT.contains(&lower.as_str())
+            && useful(&lower)
+            && !out.contains(&lower)
+        {
             out.push(lower);
         }
     }
@@ -258,25 +477,44 @@ fn segment_is_build(words: &[&str]) -> bool {
     while i < words.len() {
         let w = words[i];
         let assignment = w.contains('=') && !w.starts_with('=') && !w.starts_with('-');
-        if assignment || matches!(w, "sudo" | "time" | "env" | "nice" | "command" | "exec" | "nohup") {
+        if assignment
+            || matches!(
+                w,
+                "sudo" | "time" | "env" | "nice" | "command" | "exec" | "nohup"
+            )
+        {
             i += 1;
         } else {
             break;
         }
     }
-    let Some(prog) = words.get(i) else { return false };
+    let Some(prog) = words.get(i) else {
+        return false;
+    };
     let prog = prog.rsplit('/').next().unwrap_or(prog);
     let args = &words[i + 1..];
-    let sub = |names: &[&str]| args.iter().find(|a| !a.starts_with('-') && !a.starts_with('+')).is_some_and(|a| names.contains(a));
+    let sub = |names: &[&str]| {
+        args.iter()
+            .find(|a| !a.starts_with('-') && !a.starts_with('+'))
+            .is_some_and(|a| names.contains(a))
+    };
     match prog {
-        "make" | "gmake" | "cmake" | "ninja" | "gcc" | "g++" | "cc" | "c++" | "clang" | "clang++"
-        | "rustc" | "xcodebuild" | "gradle" | "gradlew" | "mvn" | "mvnw" | "bazel" | "tsc" | "javac" => true,
-        "cargo" => sub(&["build", "b", "check", "c", "test", "t", "run", "r", "clippy", "nextest", "bench", "install", "doc"]),
+        "make" | "gmake" | "cmake" | "ninja" | "gcc" | "g++" | "cc" | "c++" | "clang"
+        | "clang++" | "rustc" | "xcodebuild" | "gradle" | "gradlew" | "mvn" | "mvnw" | "bazel"
+        | "tsc" | "javac" => true,
+        "cargo" => sub(&[
+            "build", "b", "check", "c", "test", "t", "run", "r", "clippy", "nextest", "bench",
+            "install", "doc",
+        ]),
         "go" => sub(&["build", "test", "install", "vet", "run"]),
         "swift" => sub(&["build", "test"]),
         "dotnet" => sub(&["build", "test", "publish"]),
         "npm" | "pnpm" | "yarn" | "bun" => {
-            let rest: Vec<&str> = args.iter().copied().filter(|a| !a.starts_with('-')).collect();
+            let rest: Vec<&str> = args
+                .iter()
+                .copied()
+                .filter(|a| !a.starts_with('-'))
+                .collect();
             let target = match rest.as_slice() {
                 ["run" | "run-script", t, ..] => Some(*t),
                 [t, ..] if prog != "npm" => Some(*t),
@@ -320,16 +558,25 @@ mod tests {
 
     #[test]
     fn removed_symbols_from_edits() {
-        let r = removed_symbols(&[("let x = parse_config(&path);\n// load it", "let x = load_settings(&path);\n// load it")]);
+        let r = removed_symbols(&[(
+            "let x = parse_config(&path);\n// load it",
+            "let x = load_settings(&path);\n// load it",
+        )]);
         assert_eq!(r, ["parse_config"]);
-        let r = removed_symbols(&[("fn CachedEntry() {}", "fn Other() {}"), ("old_helper()", "")]);
+        let r = removed_symbols(&[
+            ("fn CachedEntry() {}", "fn Other() {}"),
+            ("old_helper()", ""),
+        ]);
         assert_eq!(r, ["CachedEntry", "old_helper"]);
         assert!(removed_symbols(&[("return self", "")]).is_empty());
     }
 
     #[test]
     fn stems() {
-        assert_eq!(path_stem("/r/src/rebase_onto.rs").as_deref(), Some("rebase_onto"));
+        assert_eq!(
+            path_stem("/r/src/rebase_onto.rs").as_deref(),
+            Some("rebase_onto")
+        );
         assert_eq!(path_stem("client/src/hook/mod.rs").as_deref(), Some("hook"));
         assert_eq!(path_stem("src/lib.rs"), None);
         assert_eq!(path_stem(".gitignore").as_deref(), Some("gitignore"));
@@ -337,12 +584,33 @@ mod tests {
 
     #[test]
     fn build_commands() {
-        for c in ["cargo build --release", "RUST_LOG=1 cargo test -p x", "cd a && make -j4", "npm run build",
-            "pnpm build", "yarn run build:prod", "go build ./...", "gcc -o a a.c", "swift build",
-            "./gradlew assemble", "mvn package", "dotnet build", "xcodebuild -scheme X", "cmake --build ."] {
+        for c in [
+            "cargo build --release",
+            "RUST_LOG=1 cargo test -p x",
+            "cd a && make -j4",
+            "npm run build",
+            "pnpm build",
+            "yarn run build:prod",
+            "go build ./...",
+            "gcc -o a a.c",
+            "swift build",
+            "./gradlew assemble",
+            "mvn package",
+            "dotnet build",
+            "xcodebuild -scheme X",
+            "cmake --build .",
+        ] {
             assert!(is_build_command(c), "{c}");
         }
-        for c in ["ls -la", "git status", "npm install", "cargo fmt", "echo make", "grep cargo x", "go fmt"] {
+        for c in [
+            "ls -la",
+            "git status",
+            "npm install",
+            "cargo fmt",
+            "echo make",
+            "grep cargo x",
+            "go fmt",
+        ] {
             assert!(!is_build_command(c), "{c}");
         }
     }

@@ -52,18 +52,31 @@ fn answer(event: &str) -> Option<String> {
         return None;
     };
     let out = events::dispatch(event, &input);
-    log(event, if out.is_some() { "answered" } else { "nothing to say" });
+    log(
+        event,
+        if out.is_some() {
+            "answered"
+        } else {
+            "nothing to say"
+        },
+    );
     out
 }
 
 /// Diagnostics only when `HELIX_LOG` is set: appended to that file when it is an absolute
 /// path, else written to stderr.
 fn log(event: &str, msg: &str) {
-    let Some(dest) = std::env::var_os("HELIX_LOG").filter(|v| !v.is_empty()) else { return };
+    let Some(dest) = std::env::var_os("HELIX_LOG").filter(|v| !v.is_empty()) else {
+        return;
+    };
     let line = format!("helix hook {event}: {msg}\n");
     let path = std::path::Path::new(&dest);
     if path.is_absolute() {
-        if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+        {
             let _ = f.write_all(line.as_bytes());
         }
     } else {

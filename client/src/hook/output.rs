@@ -35,7 +35,13 @@ pub struct Text {
 
 impl Text {
     pub fn new(cap: usize) -> Text {
-        Text { buf: String::new(), chars: 0, cap, full: false, has_content: false }
+        Text {
+            buf: String::new(),
+            chars: 0,
+            cap,
+            full: false,
+            has_content: false,
+        }
     }
 
     /// Appends a line; a line that does not fit is shortened with `…` or, when little room
@@ -116,7 +122,9 @@ pub fn body_excerpt(body: &str, max: usize) -> String {
     let line = body
         .lines()
         .map(str::trim)
-        .find(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with("```") && !l.starts_with("---"))
+        .find(|l| {
+            !l.is_empty() && !l.starts_with('#') && !l.starts_with("```") && !l.starts_with("---")
+        })
         .unwrap_or("");
     compact(line, max)
 }
@@ -137,7 +145,14 @@ pub fn date(unix: i64) -> String {
 }
 
 /// One compact line for an entry: `- project:id · topic · date · title — snippet`.
-pub fn entry_line(project: &str, id: &str, topic: &str, when: Option<i64>, title: &str, snippet: &str) -> String {
+pub fn entry_line(
+    project: &str,
+    id: &str,
+    topic: &str,
+    when: Option<i64>,
+    title: &str,
+    snippet: &str,
+) -> String {
     let mut s = format!("- {project}:{id} · {}", compact(topic, 40));
     if let Some(t) = when {
         s.push_str(" · ");
@@ -178,7 +193,8 @@ mod tests {
 
     #[test]
     fn shapes() {
-        let v: serde_json::Value = serde_json::from_str(&context("UserPromptSubmit", "a\"b")).unwrap();
+        let v: serde_json::Value =
+            serde_json::from_str(&context("UserPromptSubmit", "a\"b")).unwrap();
         assert_eq!(v["hookSpecificOutput"]["additionalContext"], "a\"b");
         let v: serde_json::Value = serde_json::from_str(&block("r")).unwrap();
         assert_eq!(v["decision"], "block");

@@ -34,10 +34,14 @@ fn file(session: &str) -> PathBuf {
 impl State {
     /// The state of `session` (a file-name-safe id); default when absent or unreadable.
     pub fn load(session: &str) -> State {
-        let Ok(text) = std::fs::read_to_string(file(session)) else { return State::default() };
+        let Ok(text) = std::fs::read_to_string(file(session)) else {
+            return State::default();
+        };
         let mut s = State::default();
         for line in text.lines().take(32) {
-            let Some((k, v)) = line.split_once('=') else { continue };
+            let Some((k, v)) = line.split_once('=') else {
+                continue;
+            };
             let num = v.trim().parse::<i64>().unwrap_or(0);
             let count = u32::try_from(num).unwrap_or(0);
             match k.trim() {
@@ -89,7 +93,9 @@ pub fn prune() {
 }
 
 fn prune_dir(dir: &Path, keep: Duration) {
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
     let now = SystemTime::now();
     for e in rd.flatten().take(10_000) {
         let old = e
