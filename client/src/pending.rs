@@ -37,22 +37,9 @@ pub struct PendingFile {
     pub new: NewEntry,
 }
 
-/// Safe `[a-z0-9-]` slug of a title (never empty).
+/// Safe `[a-z0-9-]` slug of a title (never empty); the server's own slug function.
 pub fn slugify(title: &str) -> String {
-    let mut s = String::new();
-    for c in title.chars().flat_map(char::to_lowercase) {
-        if c.is_ascii_alphanumeric() {
-            s.push(c);
-        } else if !s.ends_with('-') && !s.is_empty() {
-            s.push('-');
-        }
-    }
-    let mut s = s.trim_matches('-').to_string();
-    if s.len() > 80 {
-        s.truncate(80);
-        s = s.trim_end_matches('-').to_string();
-    }
-    if s.is_empty() { "entry".to_string() } else { s }
+    helix_index_format::slugify(title)
 }
 
 /// The id the server will give this entry.
@@ -60,58 +47,22 @@ pub fn entry_id(new: &NewEntry) -> String {
     format!("{}/{}.md", new.topic, slugify(&new.title))
 }
 
-fn bad(what: &str, why: &str) -> anyhow::Error {
-    anyhow::anyhow!("invalid entry: {what} {why}")
-}
-
-/// Checks a new entry before anything is written.
+/// Checks a new entry before anything is written: the server's rules (field limits, safe
+/// topic and source paths, secret scan), so what is stored here will be accepted there.
 pub fn validate(new: &NewEntry) -> Result<()> {
-    let topic = new.topic.trim();
-    if topic.is_empty() {
-        return Err(bad("topic", "is empty"));
-    }
-    if topic.len() > 64
-        || topic.starts_with(['.', '-'])
-        || !topic
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-    {
-        return Err(bad(
-            &format!("topic `{topic}`"),
-            "must be one folder name of letters, digits, `-`, `_`, `.`",
-        ));
-    }
-    if new.title.trim().is_empty() {
-        return Err(bad("title", "is empty"));
-    }
-    if new.title.len() > 200 || new.title.contains(['\n', '\r']) {
-        return Err(bad("title", "must be one line of at most 200 bytes"));
-    }
-    if new.body.trim().is_empty() {
-        return Err(bad("body", "is empty"));
-    }
-    if new.body.len() > helix_index_format::MAX_ENTRY_BYTES / 2 {
-        return Err(bad("body", "is too large"));
-    }
-    for t in &new.tags {
-        if t.trim().is_empty() || t.contains([',', '\n']) {
-            return Err(bad(
-                &format!("tag `{t}`"),
-                "must be non-empty, without commas or newlines",
-            ));
-        }
-    }
-    for s in &new.sources {
-        if s.trim().is_empty()
-            || s.starts_with('/')
-            || s.split('/').any(|c| c == "..")
-            || s.contains('\n')
-        {
-            return Err(bad(
-                &format!("source `{s}`"),
-                "must be a repository-relative path without `..`",
-            ));
-        }
+    let shared = helix_index_format::NewEntry {
+        topic: new.topic.clone(),
+        title: new.title.clone(),
+        body: new.body.clone(),
+        tags: new.tags.clone(),
+        sources: new.sources.clone(),
+    };
+    helix_index_format::validate_new_entry(&shared)
+        .map_err(|e| anyhow::anyhow!("invalid entry: {e}"))?;
+    // The topic becomes a directory name here too (local mode writes files directly).
+    let topic = new.topic.as_str();
+    if topic.is_empty() || topic.contains(['/', '\\']) || topic.starts_with('.') {
+        bail!("invalid entry: topic `{topic}` must be one folder name");
     }
     Ok(())
 }

@@ -1,0 +1,13 @@
+//! Integration tests of the `helix` binary: the real binary (and the real `helix-server`)
+//! spawned with isolated HOME/XDG dirs; one test binary, modules under `tests/cli/`.
+
+#[path = "cli/common.rs"]
+mod common;
+#[path = "cli/format.rs"]
+mod format;
+#[path = "cli/mcp.rs"]
+mod mcp;
+#[path = "cli/hooks.rs"]
+mod hooks;
+#[path = "cli/install.rs"]
+mod install;

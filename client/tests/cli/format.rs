@@ -1,0 +1,411 @@
+//! Issue 2's command line on knowledge dirs made here: `helix build`, `helix check`,
+//! `helix search --index` (human and JSON output), plus local mode and pending entries.
+
+use super::common::{Client, KNOWLEDGE, write_files};
+
+const INVALID: &[(&str, &str)] = &[
+    (
+        "bad/unclosed.md",
+        "---\ntitle: Never closed\ntags: [a]\n\nbody text\n",
+    ),
+    ("bad/empty.md", ""),
+];
+
+fn knowledge_dir(c: &Client, with_invalid: bool) -> std::path::PathBuf {
+    let dir = c.tmp.path().join("knowledge");
+    write_files(&dir, KNOWLEDGE);
+    if with_invalid {
+        write_files(&dir, INVALID);
+    }
+    dir
+}
+
+#[test]
+fn build_writes_artifact_despite_invalid_entries_and_search_finds_valid_ones() {
+    let c = Client::new();
+    let dir = knowledge_dir(&c, true);
+    let out = c.tmp.path().join("kb.hix");
+    let r = c
+        .run(&[
+            "build",
+            dir.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--project",
+            "kb",
+        ])
+        .ok();
+    assert!(out.exists(), "artifact written");
+    assert!(
+        r.stderr.contains("bad/unclosed.md:"),
+        "diagnostic for the unclosed front matter: {}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("bad/empty.md:1:"),
+        "diagnostic for the empty file: {}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("3 entries"),
+        "summary counts the valid entries: {}",
+        r.stderr
+    );
+
+    let r = c
+        .run(&[
+            "search",
+            "--index",
+            out.to_str().unwrap(),
+            "--json",
+            "rebase",
+            "onto",
+        ])
+        .ok();
+    let v = r.json();
+    let hits = v["hits"].as_array().unwrap();
+    assert_eq!(hits[0]["id"], "git/rebase-onto.md");
+    assert_eq!(hits[0]["project"], "kb");
+    assert_eq!(hits[0]["topic"], "git");
+    assert_eq!(hits[0]["title"], "Rebase a branch onto another with --onto");
+    assert_eq!(hits[0]["date"], "2024-03-02");
+    assert!(hits[0]["score"].as_f64().unwrap() > 0.0);
+    assert!(
+        hits[0]["snippet"]
+            .as_str()
+            .unwrap()
+            .to_lowercase()
+            .contains("rebase")
+    );
+    assert!(
+        hits.iter().all(|h| h["id"] != "README.md"),
+        "root Markdown is not an entry"
+    );
+
+    // An entry without a front-matter date has `null`, never a made-up one (no git here).
+    let r = c
+        .run(&[
+            "search",
+            "--index",
+            out.to_str().unwrap(),
+            "--json",
+            "pool",
+            "exhausted",
+        ])
+        .ok();
+    let v = r.json();
+    assert_eq!(v["hits"][0]["id"], "db/pool-exhaustion.md");
+    assert_eq!(v["hits"][0]["title"], "Connection pool exhausted in tests");
+    assert!(v["hits"][0]["date"].is_null());
+
+    // Human output names id and title.
+    let r = c
+        .run(&["search", "--index", out.to_str().unwrap(), "lssl"])
+        .ok();
+    assert!(r.stdout.contains("build/openssl-linker.md"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("Linker cannot find -lssl"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn search_limit_and_topic_filter() {
+    let c = Client::new();
+    let dir = knowledge_dir(&c, false);
+    let out = c.tmp.path().join("kb.hix");
+    c.run(&["build", dir.to_str().unwrap(), "-o", out.to_str().unwrap()])
+        .ok();
+    let idx = out.to_str().unwrap();
+    // "cargo", "tests", "git" appear in different topics; OR fallback brings several.
+    let all = c
+        .run(&[
+            "search", "--index", idx, "--json", "cargo", "tests", "rebase",
+        ])
+        .ok()
+        .json();
+    assert!(all["hits"].as_array().unwrap().len() >= 2, "{all}");
+    let one = c
+        .run(&[
+            "search", "--index", idx, "--json", "--limit", "1", "cargo", "tests", "rebase",
+        ])
+        .ok()
+        .json();
+    assert_eq!(one["hits"].as_array().unwrap().len(), 1);
+    let db = c
+        .run(&[
+            "search", "--index", idx, "--json", "--topic", "db", "cargo", "tests", "rebase",
+        ])
+        .ok()
+        .json();
+    let db = db["hits"].as_array().unwrap();
+    assert!(!db.is_empty());
+    assert!(db.iter().all(|h| h["topic"] == "db"), "{db:?}");
+    let none = c
+        .run(&["search", "--index", idx, "--json", "zebrafish"])
+        .ok()
+        .json();
+    assert_eq!(none["hits"].as_array().unwrap().len(), 0);
+}
+
+#[test]
+fn check_prints_diagnostics_and_exit_codes() {
+    let c = Client::new();
+    let dir = knowledge_dir(&c, true);
+    let r = c.run(&["check", dir.to_str().unwrap()]);
+    assert_eq!(r.code, Some(1), "invalid entries exit 1: {r:?}");
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "one line per invalid entry: {}", r.stdout);
+    assert!(
+        lines.iter().any(|l| l.starts_with("bad/empty.md:1: ")),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        lines.iter().any(|l| l.starts_with("bad/unclosed.md:")),
+        "{}",
+        r.stdout
+    );
+    for l in &lines {
+        let mut parts = l.splitn(3, ':');
+        let (_, line, reason) = (parts.next(), parts.next().unwrap(), parts.next().unwrap());
+        assert!(line.parse::<u32>().is_ok(), "path:line: reason — {l}");
+        assert!(reason.trim().len() > 5, "a reason is given — {l}");
+    }
+
+    let clean = c.tmp.path().join("clean");
+    write_files(&clean, KNOWLEDGE);
+    let r = c.run(&["check", clean.to_str().unwrap()]);
+    assert_eq!(r.code, Some(0), "{r:?}");
+    assert_eq!(r.stdout, "");
+
+    let r = c.run(&["check", c.tmp.path().join("missing").to_str().unwrap()]);
+    assert_ne!(r.code, Some(0));
+    assert!(r.stderr.contains("missing"), "{}", r.stderr);
+}
+
+#[test]
+fn commands_without_config_say_which_file_to_create() {
+    let c = Client::new();
+    for args in [
+        &["search", "x"][..],
+        &["sync"],
+        &["status"],
+        &["topics"],
+        &["store", "--topic", "t", "--title", "x", "--body", "y"],
+    ] {
+        let r = c.run(args);
+        assert_ne!(r.code, Some(0), "{args:?}");
+        assert!(r.stderr.contains(".helix.toml"), "{args:?}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("server = \"http://127.0.0.1:7700\""),
+            "{args:?}: {}",
+            r.stderr
+        );
+        assert!(r.stderr.contains("local = "), "{args:?}: {}", r.stderr);
+    }
+}
+
+#[test]
+fn init_writes_config_and_refuses_to_overwrite() {
+    let c = Client::new();
+    c.run(&[
+        "init",
+        "--server",
+        "http://127.0.0.1:7700/",
+        "--project",
+        "backend",
+        "--project",
+        "org",
+    ])
+    .ok();
+    let text = std::fs::read_to_string(c.root.join(".helix.toml")).unwrap();
+    assert!(
+        text.contains("server = \"http://127.0.0.1:7700\""),
+        "{text}"
+    );
+    assert!(text.contains("projects = [\"backend\", \"org\"]"), "{text}");
+    let r = c.run(&["init", "--local", "kb"]);
+    assert_ne!(r.code, Some(0));
+    assert!(r.stderr.contains("--force"), "{}", r.stderr);
+    c.run(&["init", "--local", "kb", "--force"]).ok();
+    let text = std::fs::read_to_string(c.root.join(".helix.toml")).unwrap();
+    assert!(text.contains("local = \"kb\""), "{text}");
+    // Without flags and without a terminal there is nothing to ask: a clear error.
+    let r = c.run(&["init", "--force"]);
+    assert_ne!(r.code, Some(0));
+    assert!(
+        r.stderr.contains("--server URL --project NAME"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn local_mode_sync_compiles_the_directory_and_store_writes_into_it() {
+    let c = Client::new();
+    write_files(&c.root.join("kb"), KNOWLEDGE);
+    c.run(&["init", "--local", "kb"]).ok();
+    let r = c.run(&["sync"]).ok();
+    assert!(r.stdout.contains("kb: 3 entries"), "{}", r.stdout);
+    let hits = c.search("lssl linker");
+    assert_eq!(hits[0]["id"], "build/openssl-linker.md");
+    assert_eq!(hits[0]["project"], "kb");
+
+    let r = c.store(
+        "ci",
+        "Arm runner is slow",
+        "Raise the job timeout on the arm runner; retries do not help.",
+    );
+    assert!(
+        r.stdout.contains("kb:ci/arm-runner-is-slow.md"),
+        "{}",
+        r.stdout
+    );
+    assert!(c.root.join("kb/ci/arm-runner-is-slow.md").exists());
+    let hits = c.search("arm runner timeout");
+    assert_eq!(hits[0]["id"], "ci/arm-runner-is-slow.md");
+
+    let topics = c.run(&["topics", "--json"]).ok().json();
+    let names: Vec<&str> = topics["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["topic"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, vec!["build", "ci", "db", "git"]);
+    let brief = c.run(&["brief", "git"]).ok();
+    assert!(
+        brief
+            .stdout
+            .contains("2024-03-02  Rebase a branch onto another with --onto"),
+        "{}",
+        brief.stdout
+    );
+    let read = c
+        .run(&["read", "build/openssl-linker.md", "--json"])
+        .ok()
+        .json();
+    assert_eq!(read["sources"], serde_json::json!(["build.rs"]));
+    assert!(read["body"].as_str().unwrap().contains("libssl-dev"));
+}
+
+#[test]
+fn store_is_visible_at_once_through_the_overlay_and_validated() {
+    let c = Client::new();
+    // A server that is never contacted: store and search work offline.
+    c.follow("http://127.0.0.1:9", &["backend"]);
+    let r = c
+        .run(&[
+            "store",
+            "--topic",
+            "build",
+            "--title",
+            "Sccache breaks incremental builds",
+            "--tags",
+            "cargo,cache",
+            "--source",
+            "Cargo.toml",
+            "--body",
+            "Disable sccache for dev builds; it defeats incremental compilation.",
+        ])
+        .ok();
+    assert!(
+        r.stdout
+            .contains("backend:build/sccache-breaks-incremental-builds.md"),
+        "{}",
+        r.stdout
+    );
+    let pending: Vec<_> = std::fs::read_dir(c.pending_dir("backend"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert!(pending.iter().any(|n| n == "overlay.hix"), "{pending:?}");
+    assert_eq!(
+        pending.iter().filter(|n| n.ends_with(".md")).count(),
+        1,
+        "{pending:?}"
+    );
+
+    let hits = c.search("sccache incremental");
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0]["id"], "build/sccache-breaks-incremental-builds.md");
+    assert_eq!(hits[0]["project"], "backend");
+    let e = c
+        .run(&[
+            "read",
+            "backend:build/sccache-breaks-incremental-builds.md",
+            "--json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(e["tags"], serde_json::json!(["cargo", "cache"]));
+    assert_eq!(e["sources"], serde_json::json!(["Cargo.toml"]));
+    assert_eq!(e["pending"], true);
+    let st = c.run(&["status", "--json"]).ok().json();
+    assert_eq!(st["projects"][0]["pending"], 1);
+
+    // Body from stdin.
+    let mut child = c
+        .cmd(&["store", "--topic", "db", "--title", "Vacuum nightly"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"Run VACUUM ANALYZE nightly or the planner goes wrong.\n")
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(c.search("vacuum planner")[0]["id"], "db/vacuum-nightly.md");
+
+    // Invalid input: nothing written, a reason given.
+    for (args, why) in [
+        (
+            vec!["--topic", "../etc", "--title", "x", "--body", "y"],
+            "topic",
+        ),
+        (
+            vec!["--topic", "t", "--title", "x", "--body", "   "],
+            "empty",
+        ),
+        (
+            vec![
+                "--topic",
+                "t",
+                "--title",
+                "x",
+                "--body",
+                "key AKIAIOSFODNN7EXAMPLE here",
+            ],
+            "secret",
+        ),
+        (
+            vec![
+                "--topic",
+                "t",
+                "--title",
+                "x",
+                "--body",
+                "y",
+                "--project",
+                "other",
+            ],
+            "not followed",
+        ),
+    ] {
+        let mut a = vec!["store"];
+        a.extend(args);
+        let r = c.run(&a);
+        assert_ne!(r.code, Some(0), "{a:?}");
+        assert!(r.stderr.to_lowercase().contains(why), "{a:?}: {}", r.stderr);
+    }
+    assert_eq!(
+        c.run(&["status", "--json"]).ok().json()["projects"][0]["pending"],
+        2
+    );
+}
