@@ -61,7 +61,9 @@ impl std::error::Error for Diagnostic {}
 
 /// Front-matter keys with a meaning of their own (matched ASCII-case-insensitively);
 /// every other key goes to [`Entry::extra`].
-const KNOWN_KEYS: [&str; 7] = ["title", "topic", "tags", "sources", "source", "date", "author"];
+const KNOWN_KEYS: [&str; 7] = [
+    "title", "topic", "tags", "sources", "source", "date", "author",
+];
 
 /// Whether a repository-relative path names an entry: a `*.md` file inside at least one
 /// folder, with no hidden component (`.github/…`). Root-level Markdown is not an entry.
@@ -713,9 +715,12 @@ fn load_yaml(yaml: &str) -> Result<Option<Node>, (u32, String)> {
     let mut docs = 0usize;
     let mut nodes = 0usize;
     loop {
-        let (event, mark) = parser
-            .next_token()
-            .map_err(|e| (to_line(e.marker().line()), format!("invalid YAML in front matter: {}", e.info())))?;
+        let (event, mark) = parser.next_token().map_err(|e| {
+            (
+                to_line(e.marker().line()),
+                format!("invalid YAML in front matter: {}", e.info()),
+            )
+        })?;
         let line = to_line(mark.line());
         let (node, anchor) = match event {
             Event::StreamEnd => break,
@@ -723,7 +728,10 @@ fn load_yaml(yaml: &str) -> Result<Option<Node>, (u32, String)> {
             Event::DocumentStart => {
                 docs += 1;
                 if docs > 1 {
-                    return Err((line, "front matter holds more than one YAML document".to_string()));
+                    return Err((
+                        line,
+                        "front matter holds more than one YAML document".to_string(),
+                    ));
                 }
                 continue;
             }
@@ -731,7 +739,9 @@ fn load_yaml(yaml: &str) -> Result<Option<Node>, (u32, String)> {
                 if stack.len() >= MAX_YAML_DEPTH {
                     return Err((
                         line,
-                        format!("front matter nests lists or maps deeper than {MAX_YAML_DEPTH} levels"),
+                        format!(
+                            "front matter nests lists or maps deeper than {MAX_YAML_DEPTH} levels"
+                        ),
                     ));
                 }
                 stack.push(if matches!(event, Event::SequenceStart(..)) {
@@ -744,20 +754,30 @@ fn load_yaml(yaml: &str) -> Result<Option<Node>, (u32, String)> {
             Event::SequenceEnd | Event::MappingEnd => match stack.pop() {
                 Some(Frame::Seq(items, anchor)) => (Node::Seq(items), anchor),
                 Some(Frame::Map(pairs, _, anchor)) => (Node::Map(pairs), anchor),
-                None => return Err((line, "invalid YAML in front matter: unbalanced collection".to_string())),
+                None => {
+                    return Err((
+                        line,
+                        "invalid YAML in front matter: unbalanced collection".to_string(),
+                    ));
+                }
             },
             Event::Scalar(text, style, anchor, tag) => {
                 (Node::Scalar(resolve_scalar(text, style, tag)), anchor)
             }
             Event::Alias(id) => {
                 let node = anchors.get(&id).cloned().ok_or_else(|| {
-                    (line, "invalid YAML in front matter: alias to an unknown anchor".to_string())
+                    (
+                        line,
+                        "invalid YAML in front matter: alias to an unknown anchor".to_string(),
+                    )
                 })?;
                 nodes = nodes.saturating_add(node.size());
                 if nodes > MAX_YAML_NODES {
                     return Err((
                         line,
-                        format!("front matter expands to more than {MAX_YAML_NODES} values (YAML aliases)"),
+                        format!(
+                            "front matter expands to more than {MAX_YAML_NODES} values (YAML aliases)"
+                        ),
                     ));
                 }
                 (node, 0)
@@ -765,7 +785,10 @@ fn load_yaml(yaml: &str) -> Result<Option<Node>, (u32, String)> {
         };
         nodes += 1;
         if nodes > MAX_YAML_NODES {
-            return Err((line, format!("front matter holds more than {MAX_YAML_NODES} values")));
+            return Err((
+                line,
+                format!("front matter holds more than {MAX_YAML_NODES} values"),
+            ));
         }
         if anchor > 0 {
             anchors.insert(anchor, node.clone());
@@ -924,21 +947,21 @@ fn fence_of(line: &str) -> Option<(u8, usize)> {
 /// as inside).
 fn lines_with_fences(body: &str) -> impl Iterator<Item = (&str, bool)> {
     let mut open: Option<(u8, usize)> = None;
-    body.split('\n').map(move |line| match (open, fence_of(line)) {
-        (None, Some(f)) => {
-            open = Some(f);
-            (line, true)
-        }
-        (Some((c, n)), Some((c2, n2))) if c == c2 && n2 >= n && line.trim()
-            .bytes()
-            .all(|b| b == c) =>
-        {
-            open = None;
-            (line, true)
-        }
-        (Some(_), _) => (line, true),
-        (None, None) => (line, false),
-    })
+    body.split('\n')
+        .map(move |line| match (open, fence_of(line)) {
+            (None, Some(f)) => {
+                open = Some(f);
+                (line, true)
+            }
+            (Some((c, n)), Some((c2, n2)))
+                if c == c2 && n2 >= n && line.trim().bytes().all(|b| b == c) =>
+            {
+                open = None;
+                (line, true)
+            }
+            (Some(_), _) => (line, true),
+            (None, None) => (line, false),
+        })
 }
 
 /// The text of the first ATX (`# Title`) or setext (`Title` / `===`) heading outside code.
@@ -1115,7 +1138,6 @@ fn json_to_yaml_flow(v: &serde_json::Value, out: &mut String) {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1137,7 +1159,10 @@ mod tests {
 
     #[test]
     fn plain_markdown_takes_title_from_heading_and_topic_from_folder() {
-        let e = parse("git/rebase-onto.md", "# Rebase Onto\n\nUse `git rebase --onto`.\n");
+        let e = parse(
+            "git/rebase-onto.md",
+            "# Rebase Onto\n\nUse `git rebase --onto`.\n",
+        );
         assert_eq!(e.id, "git/rebase-onto.md");
         assert_eq!(e.topic, "git");
         assert_eq!(e.title, "Rebase Onto");
@@ -1153,22 +1178,40 @@ mod tests {
             author: "Ada".into(),
         };
         let e = parse_entry("a/b.md", b"text\n", Some(&git)).expect("parses");
-        assert_eq!((e.date, e.author.as_deref()), (Some(1_700_000_000), Some("Ada")));
+        assert_eq!(
+            (e.date, e.author.as_deref()),
+            (Some(1_700_000_000), Some("Ada"))
+        );
         let e = parse_entry(
             "a/b.md",
             b"---\ndate: 2024-03-05\nauthor: Bo\n---\ntext\n",
             Some(&git),
         )
         .expect("parses");
-        assert_eq!((e.date, e.author.as_deref()), (Some(1_709_596_800), Some("Bo")));
+        assert_eq!(
+            (e.date, e.author.as_deref()),
+            (Some(1_709_596_800), Some("Bo"))
+        );
     }
 
     #[test]
     fn title_falls_back_to_setext_heading_then_file_stem() {
-        assert_eq!(parse("t/x.md", "Intro text\n\nBig Title\n=====\n").title, "Big Title");
-        assert_eq!(parse("t/x.md", "Big Title\n=====\n\nbody\n").title, "Big Title");
-        assert_eq!(parse("t/x.md", "Sub Title\n---\n\nbody\n").title, "Sub Title");
-        assert_eq!(parse("t/my-note.md", "just text, no heading\n").title, "my-note");
+        assert_eq!(
+            parse("t/x.md", "Intro text\n\nBig Title\n=====\n").title,
+            "Big Title"
+        );
+        assert_eq!(
+            parse("t/x.md", "Big Title\n=====\n\nbody\n").title,
+            "Big Title"
+        );
+        assert_eq!(
+            parse("t/x.md", "Sub Title\n---\n\nbody\n").title,
+            "Sub Title"
+        );
+        assert_eq!(
+            parse("t/my-note.md", "just text, no heading\n").title,
+            "my-note"
+        );
         assert_eq!(parse("t/x.md", "## Closed ##\nbody\n").title, "Closed");
         assert_eq!(parse("t/x.md", "#hashtag line\n# Real\n").title, "Real");
     }
@@ -1209,7 +1252,10 @@ Body text.
         assert_eq!(e.extra["draft"], json!(false));
         assert_eq!(e.extra["weight"], json!(10));
         assert_eq!(e.extra["categories"], json!(["backend"]));
-        assert_eq!(e.extra["params"], json!({"math": true, "series": ["a", "b"]}));
+        assert_eq!(
+            e.extra["params"],
+            json!({"math": true, "series": ["a", "b"]})
+        );
         assert_eq!(e.body, "\nBody text.\n");
     }
 
@@ -1232,7 +1278,12 @@ Body text.
         assert_eq!(e.tags, ["testing", "ci/flaky"]);
         assert_eq!(
             e.sources,
-            ["tests/integration/server.rs", "tests/common/mod.rs", "src/a.rs", "src/b.rs"]
+            [
+                "tests/integration/server.rs",
+                "tests/common/mod.rs",
+                "src/a.rs",
+                "src/b.rs"
+            ]
         );
         assert_eq!(e.extra["aliases"], json!(["Flaky tests"]));
         assert_eq!(e.extra["created"], json!("2024-01-02"));
@@ -1240,7 +1291,10 @@ Body text.
 
     #[test]
     fn tags_as_comma_string_and_topic_override() {
-        let e = parse("misc/x.md", "---\ntags: rust, build ,  , rust,#ci\ntopic: build\n---\nx\n");
+        let e = parse(
+            "misc/x.md",
+            "---\ntags: rust, build ,  , rust,#ci\ntopic: build\n---\nx\n",
+        );
         assert_eq!(e.tags, ["rust", "build", "ci"]);
         assert_eq!(e.topic, "build");
     }
@@ -1249,7 +1303,10 @@ Body text.
     fn source_paths_are_normalised_and_unsafe_ones_dropped() {
         let text = "---\nsources: [./a//b/./c.rs, /etc/passwd, ../up.rs, 'C:\\x.rs', https://x.io/a, 'src/lib.rs:42', 'src/x.rs#L3-L9', '', a//b/c.rs]\n---\nbody [source: ../../secret] [source: `src/y.rs`]\n```\n[source: in/code.rs]\n```\n";
         let e = parse("t/x.md", text);
-        assert_eq!(e.sources, ["a/b/c.rs", "src/lib.rs", "src/x.rs", "src/y.rs"]);
+        assert_eq!(
+            e.sources,
+            ["a/b/c.rs", "src/lib.rs", "src/x.rs", "src/y.rs"]
+        );
     }
 
     #[test]
@@ -1265,12 +1322,19 @@ Body text.
             ("2000-02-29", 951_782_400),
         ] {
             assert_eq!(parse_date(s), Some(want), "{s}");
-            for quoted in [format!("{s}"), format!("\"{s}\""), format!("'{s}'")] {
+            for quoted in [s.to_string(), format!("\"{s}\""), format!("'{s}'")] {
                 let e = parse("t/x.md", &format!("---\ndate: {quoted}\n---\nx\n"));
                 assert_eq!(e.date, Some(want), "{quoted}");
             }
         }
-        for bad in ["2023-02-29", "2024-13-01", "March 5", "2024-03-05T25:00", "2024-3-5", "20240305"] {
+        for bad in [
+            "2023-02-29",
+            "2024-13-01",
+            "March 5",
+            "2024-03-05T25:00",
+            "2024-3-5",
+            "20240305",
+        ] {
             assert_eq!(parse_date(bad), None, "{bad}");
         }
     }
@@ -1294,7 +1358,8 @@ Body text.
         .expect("parses");
         assert_eq!(e.title, "T");
         assert_eq!(e.body, "line one\nline two\n");
-        let e = parse_entry("t/x.md", b"\xEF\xBB\xBF# Heading\r\n\r\ntext\r\n", None).expect("parses");
+        let e =
+            parse_entry("t/x.md", b"\xEF\xBB\xBF# Heading\r\n\r\ntext\r\n", None).expect("parses");
         assert_eq!(e.title, "Heading");
         assert_eq!(e.body, "# Heading\n\ntext\n");
     }
@@ -1303,7 +1368,11 @@ Body text.
     fn invalid_utf8_names_the_line() {
         let d = diag("t/x.md", b"# ok\nfine\nbad \xff byte\n");
         assert_eq!(d.line, 3);
-        assert!(d.reason.starts_with("file is not valid UTF-8"), "{}", d.reason);
+        assert!(
+            d.reason.starts_with("file is not valid UTF-8"),
+            "{}",
+            d.reason
+        );
         assert_eq!(d.to_string(), format!("t/x.md:3: {}", d.reason));
     }
 
@@ -1326,30 +1395,58 @@ Body text.
     fn unclosed_front_matter_empty_files_and_empty_bodies() {
         let d = diag("t/x.md", b"---\ntitle: x\n\nbody that never ends\n");
         assert_eq!(d.line, 1);
-        assert!(d.reason.starts_with("front matter opened at line 1 is never closed"));
+        assert!(
+            d.reason
+                .starts_with("front matter opened at line 1 is never closed")
+        );
         assert_eq!(diag("t/x.md", b"---").line, 1);
         assert_eq!(diag("t/x.md", b"").reason, "file is empty");
         assert_eq!(diag("t/x.md", b"\xEF\xBB\xBF").reason, "file is empty");
-        assert_eq!(diag("t/x.md", b" \n\t\n").reason, "file contains only whitespace");
+        assert_eq!(
+            diag("t/x.md", b" \n\t\n").reason,
+            "file contains only whitespace"
+        );
         let d = diag("t/x.md", b"---\ntitle: x\n---\n\n  \n");
-        assert_eq!((d.line, d.reason.as_str()), (3, "entry has no body after the front matter"));
+        assert_eq!(
+            (d.line, d.reason.as_str()),
+            (3, "entry has no body after the front matter")
+        );
         // A heading alone is content: the title is searchable.
-        assert_eq!(parse("t/x.md", "---\ntags: [a]\n---\n# Only a heading\n").title, "Only a heading");
+        assert_eq!(
+            parse("t/x.md", "---\ntags: [a]\n---\n# Only a heading\n").title,
+            "Only a heading"
+        );
         // `...` closes too.
-        assert_eq!(parse("t/x.md", "---\ntitle: Dots\n...\nbody\n").title, "Dots");
+        assert_eq!(
+            parse("t/x.md", "---\ntitle: Dots\n...\nbody\n").title,
+            "Dots"
+        );
     }
 
     #[test]
     fn bad_yaml_points_at_the_file_line() {
-        let d = diag("t/x.md", b"---\ntitle: ok\ntags: [a, b\nauthor: x\n---\nbody\n");
-        assert!(d.reason.starts_with("invalid YAML in front matter: "), "{}", d.reason);
+        let d = diag(
+            "t/x.md",
+            b"---\ntitle: ok\ntags: [a, b\nauthor: x\n---\nbody\n",
+        );
+        assert!(
+            d.reason.starts_with("invalid YAML in front matter: "),
+            "{}",
+            d.reason
+        );
         assert!((3..=5).contains(&d.line), "line {}", d.line);
-        let d = diag("t/x.md", b"---\ntitle: ok\nauthor: \"unterminated\n---\nbody\n");
+        let d = diag(
+            "t/x.md",
+            b"---\ntitle: ok\nauthor: \"unterminated\n---\nbody\n",
+        );
         assert!(d.reason.starts_with("invalid YAML"), "{}", d.reason);
         let d = diag("t/x.md", b"---\ntitle: ok\n  bad: indent\n---\nbody\n");
         assert_eq!(d.line, 3, "{d}");
         let d = diag("t/x.md", b"---\n- a\n- b\n---\nbody\n");
-        assert_eq!(d.reason, "front matter must be a map of `key: value` lines, found a list");
+        assert_eq!(
+            d.reason,
+            "front matter must be a map of `key: value` lines, found a list"
+        );
         // Empty or comment-only front matter is fine.
         assert_eq!(parse("t/x.md", "---\n# note\n---\nbody\n").title, "x");
     }
@@ -1365,7 +1462,11 @@ Body text.
         bomb.push_str("---\nbody\n");
         let d = diag("t/x.md", bomb.as_bytes());
         assert!(d.reason.contains("more than 100000 values"), "{}", d.reason);
-        let deep = format!("---\nk: {}{}\n---\nbody\n", "[".repeat(200), "]".repeat(200));
+        let deep = format!(
+            "---\nk: {}{}\n---\nbody\n",
+            "[".repeat(200),
+            "]".repeat(200)
+        );
         assert!(parse_entry("t/x.md", deep.as_bytes(), None).is_err());
         let deep = format!("---\nk: {}x\n---\nbody\n", "- ".repeat(100_000));
         assert!(parse_entry("t/x.md", deep.as_bytes(), None).is_err());
@@ -1434,14 +1535,25 @@ Body text.
             let mut extra = BTreeMap::new();
             extra.insert("draft".to_string(), json!(true));
             extra.insert("weight key".to_string(), json!(-3.25));
-            extra.insert("nested".to_string(), json!({"a": [1, "b: c", null], "q\"": {}}));
+            extra.insert(
+                "nested".to_string(),
+                json!({"a": [1, "b: c", null], "q\"": {}}),
+            );
             let e = Entry {
                 id: format!("topic/entry-{i}.md"),
-                topic: if i % 2 == 0 { "topic".into() } else { "Other Topic: x".into() },
+                topic: if i % 2 == 0 {
+                    "topic".into()
+                } else {
+                    "Other Topic: x".into()
+                },
                 title: title.to_string(),
                 tags: vec!["rust".into(), "c++".into(), "a, b".into(), "ünï".into()],
                 sources: vec!["src/cache/entry.rs".into(), "docs/a b.md".into()],
-                date: Some(if i % 2 == 0 { 1_709_596_800 } else { 1_709_632_801 }),
+                date: Some(if i % 2 == 0 {
+                    1_709_596_800
+                } else {
+                    1_709_632_801
+                }),
                 author: Some("O'Brien: \"Dev\"".into()),
                 body: "# Heading\n\n---\nnot front matter\n[source: src/inline.rs]\n".into(),
                 extra,
@@ -1449,8 +1561,8 @@ Body text.
             let mut want = e.clone();
             want.sources.push("src/inline.rs".into());
             let text = render_entry(&want);
-            let back = parse_entry(&e.id, text.as_bytes(), None)
-                .unwrap_or_else(|d| panic!("{d}\n{text}"));
+            let back =
+                parse_entry(&e.id, text.as_bytes(), None).unwrap_or_else(|d| panic!("{d}\n{text}"));
             assert_eq!(back, want, "{text}");
         }
         let e = parse("t/x.md", "just a body\n");
@@ -1467,7 +1579,10 @@ Body text.
             ("日本語 notes", "notes"),
             ("", "entry"),
             ("---", "entry"),
-            ("CachedEntry::get() in src/cache.rs", "cachedentry-get-in-src-cache-rs"),
+            (
+                "CachedEntry::get() in src/cache.rs",
+                "cachedentry-get-in-src-cache-rs",
+            ),
             ("CON", "con-entry"),
             ("lpt1", "lpt1-entry"),
         ] {
@@ -1504,8 +1619,20 @@ Body text.
             b"---\n---\n",
         ];
         let tokens: [&[u8]; 14] = [
-            b"---\n", b"...\n", b"\n", b"\r\n", b"#", b"```", b"[source: ", b"]", b": ", b"- ",
-            b"\"", b"'", b"\xff", b"&a *a ",
+            b"---\n",
+            b"...\n",
+            b"\n",
+            b"\r\n",
+            b"#",
+            b"```",
+            b"[source: ",
+            b"]",
+            b": ",
+            b"- ",
+            b"\"",
+            b"'",
+            b"\xff",
+            b"&a *a ",
         ];
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
         let mut parsed = 0;
@@ -1553,7 +1680,10 @@ Body text.
             std::path::PathBuf::from("/work/shared/corpora/til")
         };
         let Ok(topics) = std::fs::read_dir(&root) else {
-            println!("note: {} not found; skipping the corpus test", root.display());
+            println!(
+                "note: {} not found; skipping the corpus test",
+                root.display()
+            );
             return;
         };
         let mut count = 0;
@@ -1562,7 +1692,10 @@ Body text.
             if !topic.path().is_dir() || name.starts_with('.') {
                 continue;
             }
-            for file in std::fs::read_dir(topic.path()).expect("readable topic dir").flatten() {
+            for file in std::fs::read_dir(topic.path())
+                .expect("readable topic dir")
+                .flatten()
+            {
                 let file_name = file.file_name().to_string_lossy().into_owned();
                 let id = format!("{name}/{file_name}");
                 if !is_entry_path(&id) {
@@ -1581,6 +1714,10 @@ Body text.
                 count += 1;
             }
         }
-        assert!(count > 1000, "only {count} notes found under {}", root.display());
+        assert!(
+            count > 1000,
+            "only {count} notes found under {}",
+            root.display()
+        );
     }
 }

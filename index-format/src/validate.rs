@@ -118,7 +118,10 @@ pub fn validate_new_entry(new: &NewEntry) -> Result<(), ValidationError> {
     if new.tags.len() > MAX_TAGS {
         return Err(invalid(
             "tags",
-            format!("{} tags given; at most {MAX_TAGS} are allowed", new.tags.len()),
+            format!(
+                "{} tags given; at most {MAX_TAGS} are allowed",
+                new.tags.len()
+            ),
         ));
     }
     for (i, tag) in new.tags.iter().enumerate() {
@@ -345,14 +348,12 @@ fn token_at(b: &[u8], i: usize) -> Option<&'static str> {
                 }
             }
         }
-        b'x' => {
-            if starts_with_at(b, i, b"xox")
-                && matches!(b.get(i + 3), Some(b'a' | b'b' | b'p' | b'r' | b's'))
-                && b.get(i + 4) == Some(&b'-')
-                && run(b, i + 5, |c| alnum(c) || c == b'-') >= 10
-            {
-                return Some(SLACK_TOKEN);
-            }
+        b'x' if starts_with_at(b, i, b"xox")
+            && matches!(b.get(i + 3), Some(b'a' | b'b' | b'p' | b'r' | b's'))
+            && b.get(i + 4) == Some(&b'-')
+            && run(b, i + 5, |c| alnum(c) || c == b'-') >= 10 =>
+        {
+            return Some(SLACK_TOKEN);
         }
         b's' => {
             if starts_with_at(b, i, b"sk_live_") && run(b, i + 8, alnum) >= 10 {
@@ -370,21 +371,17 @@ fn token_at(b: &[u8], i: usize) -> Option<&'static str> {
                 }
             }
         }
-        b'r' => {
-            if starts_with_at(b, i, b"rk_live_") && run(b, i + 8, alnum) >= 10 {
-                return Some(STRIPE_KEY);
-            }
+        b'r' if starts_with_at(b, i, b"rk_live_") && run(b, i + 8, alnum) >= 10 => {
+            return Some(STRIPE_KEY);
         }
-        b'e' => {
-            if starts_with_at(b, i, b"eyJ") {
-                let b64 = |c: u8| alnum(c) || c == b'_' || c == b'-';
-                let s1 = run(b, i, b64);
-                if s1 >= 10 && b.get(i + s1) == Some(&b'.') {
-                    let j = i + s1 + 1;
-                    let s2 = run(b, j, b64);
-                    if s2 >= 10 && b.get(j + s2) == Some(&b'.') && run(b, j + s2 + 1, b64) >= 10 {
-                        return Some(JWT);
-                    }
+        b'e' if starts_with_at(b, i, b"eyJ") => {
+            let b64 = |c: u8| alnum(c) || c == b'_' || c == b'-';
+            let s1 = run(b, i, b64);
+            if s1 >= 10 && b.get(i + s1) == Some(&b'.') {
+                let j = i + s1 + 1;
+                let s2 = run(b, j, b64);
+                if s2 >= 10 && b.get(j + s2) == Some(&b'.') && run(b, j + s2 + 1, b64) >= 10 {
+                    return Some(JWT);
                 }
             }
         }
@@ -393,9 +390,8 @@ fn token_at(b: &[u8], i: usize) -> Option<&'static str> {
     None
 }
 
-/// A token part "looks random" rather than like a kebab-case word list: it has at most
-/// half of its characters in runs of lowercase letters longer than 8... approximated by
-/// requiring a digit every 12 characters or an uppercase letter.
+/// Whether an `sk-` token looks generated rather than like a kebab-case name
+/// (`sk-learn-...`): it has an uppercase letter or at least one digit per 12 characters.
 fn mixed_enough(tok: &[u8]) -> bool {
     tok.iter().any(u8::is_ascii_uppercase)
         || tok.iter().filter(|c| c.is_ascii_digit()).count() * 12 >= tok.len()
@@ -425,7 +421,8 @@ fn assignment(b: &[u8]) -> Option<&'static str> {
             continue;
         }
         // `==`, `:=`/`::` are comparisons, walrus or paths; `=>`, `=~` neither.
-        if b.get(i + 1).is_some_and(|&n| n == b'=' || n == b':' || n == b'>' || n == b'~')
+        if b.get(i + 1)
+            .is_some_and(|&n| n == b'=' || n == b':' || n == b'>' || n == b'~')
             || (i > 0 && matches!(b[i - 1], b'=' | b'!' | b'<' | b'>' | b':'))
         {
             continue;
@@ -470,7 +467,8 @@ fn looks_random(v: &[u8]) -> bool {
         return false;
     }
     // Code and placeholders, not literals: calls, env lookups, templates, paths, URLs.
-    if v.iter().any(|c| matches!(c, b'(' | b'{' | b'<' | b'[' | b'$' | b'%' | b'*'))
+    if v.iter()
+        .any(|c| matches!(c, b'(' | b'{' | b'<' | b'[' | b'$' | b'%' | b'*'))
         || v.starts_with(b"process.env")
         || v.windows(3).any(|w| w == b"://")
         || v.iter().filter(|&&c| c == b'/').count() > 2
@@ -499,4 +497,371 @@ fn entropy(v: &[u8]) -> f64 {
             -p * p.log2()
         })
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok_entry() -> NewEntry {
+        NewEntry {
+            topic: "build".into(),
+            title: "Release builds need `--locked`".into(),
+            body: "CI runs `cargo build --release --locked`; without it the lock file drifts.\n"
+                .into(),
+            tags: vec!["cargo".into(), "ci".into()],
+            sources: vec!["Cargo.lock".into(), "./ci/release.sh".into()],
+        }
+    }
+
+    fn err(e: NewEntry) -> ValidationError {
+        match validate_new_entry(&e) {
+            Ok(()) => panic!("should be refused: {e:?}"),
+            Err(err) => err,
+        }
+    }
+
+    #[test]
+    fn a_good_entry_passes() {
+        assert_eq!(validate_new_entry(&ok_entry()), Ok(()));
+        let nested = NewEntry {
+            topic: "backend/cache_layer-2".into(),
+            ..ok_entry()
+        };
+        assert_eq!(validate_new_entry(&nested), Ok(()));
+    }
+
+    #[test]
+    fn topics_must_be_safe_segments() {
+        for bad in [
+            "", "../etc", "/abs", "a//b", "a/", "Build", "a b", "a.b", ".git", "con", "a/NUL",
+            "lpt1", "com9", "a\\b", "ünï", "x/./y",
+        ] {
+            let e = err(NewEntry {
+                topic: bad.into(),
+                ..ok_entry()
+            });
+            assert_eq!(e.field(), "topic", "{bad}");
+            assert_eq!(e.code(), "invalid_entry");
+        }
+        let e = err(NewEntry {
+            topic: "../etc".into(),
+            ..ok_entry()
+        });
+        assert_eq!(
+            e.to_string(),
+            "topic: topic \"../etc\" may only contain a-z, 0-9, '-', '_' and '/' separated segments"
+        );
+        let e = err(NewEntry {
+            topic: "x".repeat(65),
+            ..ok_entry()
+        });
+        assert!(e.to_string().contains("1 to 64 characters"), "{e}");
+        assert!(
+            err(NewEntry {
+                topic: "aux".into(),
+                ..ok_entry()
+            })
+            .to_string()
+            .contains("reserved")
+        );
+    }
+
+    #[test]
+    fn title_body_tags_and_sources_limits() {
+        let cases: Vec<(NewEntry, &str)> = vec![
+            (
+                NewEntry {
+                    title: " ".into(),
+                    ..ok_entry()
+                },
+                "title",
+            ),
+            (
+                NewEntry {
+                    title: "é".repeat(201),
+                    ..ok_entry()
+                },
+                "title",
+            ),
+            (
+                NewEntry {
+                    title: "two\nlines".into(),
+                    ..ok_entry()
+                },
+                "title",
+            ),
+            (
+                NewEntry {
+                    title: "bell\u{7}".into(),
+                    ..ok_entry()
+                },
+                "title",
+            ),
+            (
+                NewEntry {
+                    body: "\n \t".into(),
+                    ..ok_entry()
+                },
+                "body",
+            ),
+            (
+                NewEntry {
+                    body: "a".repeat(64 * 1024 + 1),
+                    ..ok_entry()
+                },
+                "body",
+            ),
+            (
+                NewEntry {
+                    body: "nul\0byte".into(),
+                    ..ok_entry()
+                },
+                "body",
+            ),
+            (
+                NewEntry {
+                    tags: vec!["t".into(); 21],
+                    ..ok_entry()
+                },
+                "tags",
+            ),
+            (
+                NewEntry {
+                    tags: vec!["ok".into(), "".into()],
+                    ..ok_entry()
+                },
+                "tags[1]",
+            ),
+            (
+                NewEntry {
+                    tags: vec!["x".repeat(41)],
+                    ..ok_entry()
+                },
+                "tags[0]",
+            ),
+            (
+                NewEntry {
+                    sources: vec!["a.rs".into(); 21],
+                    ..ok_entry()
+                },
+                "sources",
+            ),
+            (
+                NewEntry {
+                    sources: vec!["/etc/passwd".into()],
+                    ..ok_entry()
+                },
+                "sources[0]",
+            ),
+            (
+                NewEntry {
+                    sources: vec!["C:\\x.rs".into()],
+                    ..ok_entry()
+                },
+                "sources[0]",
+            ),
+            (
+                NewEntry {
+                    sources: vec!["src/../../x".into()],
+                    ..ok_entry()
+                },
+                "sources[0]",
+            ),
+            (
+                NewEntry {
+                    sources: vec!["a\0b".into()],
+                    ..ok_entry()
+                },
+                "sources[0]",
+            ),
+            (
+                NewEntry {
+                    sources: vec!["a".repeat(513)],
+                    ..ok_entry()
+                },
+                "sources[0]",
+            ),
+            (
+                NewEntry {
+                    sources: vec!["".into()],
+                    ..ok_entry()
+                },
+                "sources[0]",
+            ),
+        ];
+        for (entry, field) in cases {
+            let e = err(entry);
+            assert_eq!(e.field(), field, "{e}");
+            assert!(matches!(e, ValidationError::Invalid { .. }), "{e}");
+        }
+        // Limits themselves are fine.
+        let edge = NewEntry {
+            title: "é".repeat(200),
+            body: "a".repeat(64 * 1024),
+            tags: (0..20).map(|i| format!("{i:0>40}")).collect(),
+            sources: vec!["s".repeat(512)],
+            ..ok_entry()
+        };
+        assert_eq!(validate_new_entry(&edge), Ok(()));
+    }
+
+    // Test secrets are assembled at run time so this file does not itself trip scanners.
+    fn fake(prefix: &str, tail: &str) -> String {
+        format!("{prefix}{tail}")
+    }
+
+    #[test]
+    fn secrets_are_found_with_kind_and_line() {
+        let b64 = "aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5oQ7sU9wY1";
+        let cases = [
+            (fake("-----BEGIN RSA ", "PRIVATE KEY-----"), PRIVATE_KEY),
+            (fake("-----BEGIN OPENSSH ", "PRIVATE KEY-----"), PRIVATE_KEY),
+            (
+                fake("aws_access_key_id = AKIA", "IOSFODNN7EXAMPLE"),
+                AWS_KEY,
+            ),
+            (fake("key ASIA", "Y34FZKBOKMUTVV7A."), AWS_KEY),
+            (fake("export GH=ghp_", &b64[..36]), GITHUB_TOKEN),
+            (fake("github_pat_", &b64[..40]), GITHUB_TOKEN),
+            (fake("gho_", &b64[..30]), GITHUB_TOKEN),
+            (
+                fake("SLACK=xoxb-", "123456789012-abcdefABCDEF"),
+                SLACK_TOKEN,
+            ),
+            (fake("OPENAI_KEY=sk-", &b64[..40]), API_KEY),
+            (
+                fake("sk-ant-", "api03-aB3dE5gH7jK9mN1pQ3sT5vX7zA9"),
+                API_KEY,
+            ),
+            (fake("key=AIza", &b64[..35]), GOOGLE_KEY),
+            (fake("sk_live_", "4eC39HqLyjWDarjtT1zdp7dc"), STRIPE_KEY),
+            (
+                fake(
+                    "Authorization: Bearer eyJ",
+                    "hbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+                ),
+                JWT,
+            ),
+            (fake("DB_PASSWORD=", "hT9x!kQ2vL7pZ4mW"), ASSIGNMENT),
+            (
+                fake("\"client_secret\": \"", "8f3Kd92LmQx7Zp1Vb6Ny\""),
+                ASSIGNMENT,
+            ),
+            (
+                fake("api_key: ", "d41d8cd98f00b204e9800998ecf8427e"),
+                ASSIGNMENT,
+            ),
+            (fake("token = '", "Zm9vYmFyYmF6cXV4MTIzNDU2'"), ASSIGNMENT),
+        ];
+        for (secret, kind) in cases {
+            let text = format!("Some notes.\n\nMore notes here.\n{secret}\n");
+            assert_eq!(
+                find_secret(&text),
+                Some(SecretFinding { kind, line: 4 }),
+                "{secret}"
+            );
+            let entry = NewEntry {
+                body: text,
+                ..ok_entry()
+            };
+            let e = err(entry);
+            assert_eq!(e.code(), "secret_detected");
+            assert_eq!(e.field(), "body");
+            let msg = e.to_string();
+            assert!(msg.contains(kind) && msg.contains("line 4"), "{msg}");
+            // The message must never echo the secret.
+            let tail: String = secret
+                .chars()
+                .rev()
+                .take(12)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            assert!(!msg.contains(&tail), "{msg} echoes {tail}");
+        }
+        let e = err(NewEntry {
+            tags: vec!["ok".into(), fake("ghp_", "aB3dE5gH7jK9mN1pQ3sT5vX7")],
+            ..ok_entry()
+        });
+        assert_eq!((e.field(), e.code()), ("tags[1]", "secret_detected"));
+        let e = err(NewEntry {
+            title: fake("Key AKIA", "IOSFODNN7EXAMPLE"),
+            ..ok_entry()
+        });
+        assert_eq!(e.field(), "title");
+    }
+
+    #[test]
+    fn ordinary_text_and_code_are_not_secrets() {
+        let clean = [
+            "Rebuild the cache with `cargo run --bin warm` after changing the schema.",
+            "let token = get_token();",
+            "const token = await getToken(process.env.API_URL);",
+            "password = os.environ[\"DB_PASSWORD\"]",
+            "api_key: ${{ secrets.API_KEY }}",
+            "token: <your-token-here>",
+            "password=hunter2",
+            "max_tokens = 4096",
+            "if token == expected_token_value_here {",
+            "commit 3f2c1a9e8b7d6c5f4e3d2c1b0a9f8e7d6c5b4a39 fixed it",
+            "request id 123e4567-e89b-12d3-a456-426614174000 failed",
+            "sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+            "the task-runner skips sk-learn-style-very-long-kebab-name here",
+            "Ask the desk-1234 team",
+            "AKIA is the prefix of AWS keys; ghp_ of GitHub tokens.",
+            "-----BEGIN CERTIFICATE-----",
+            "-----BEGIN PUBLIC KEY-----",
+            "eyJ alone is not a JWT, nor is eyJhbGciOi.short.x",
+            "secret_sauce: the cache warms itself on boot",
+            "token_url = https://auth.example.com/oauth2/token?grant=1234",
+            "Use a UUID like 550e8400-e29b-41d4-a716-446655440000 for ids.",
+            "日本語のテキスト password: パスワードは短い",
+        ];
+        for text in clean {
+            assert_eq!(find_secret(text), None, "{text}");
+        }
+        assert_eq!(
+            validate_new_entry(&NewEntry {
+                body: clean.join("\n"),
+                ..ok_entry()
+            }),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn scanner_never_panics_on_odd_input() {
+        let mut x: u64 = 0x1234_5678_9ABC_DEF1;
+        let pieces = [
+            "AKIA",
+            "ghp_",
+            "sk-",
+            "eyJ",
+            ".",
+            "=",
+            ":",
+            "\"",
+            "xoxb-",
+            "AIza",
+            "-----BEGIN ",
+            "é",
+            "\n",
+            "token",
+        ];
+        for _ in 0..5000 {
+            let mut s = String::new();
+            for _ in 0..(x % 12) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                s.push_str(pieces[(x % pieces.len() as u64) as usize]);
+                if x.is_multiple_of(3) {
+                    s.push_str("aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5");
+                }
+            }
+            let _ = find_secret(&s);
+        }
+    }
 }
