@@ -588,3 +588,67 @@ async fn mcp_started_outside_the_repository_uses_claude_project_dir() {
     assert!(t.contains("kb:db/pool-exhaustion.md"), "{t}");
     client.cancel().await.expect("close");
 }
+
+#[tokio::test]
+async fn mcp_store_reaches_the_team_server_in_the_background() {
+    use crate::common::{Client, KNOWLEDGE, ProjectSpec, Server, Upstream};
+    let c = Client::new();
+    let up = Upstream::new(c.tmp.path(), KNOWLEDGE);
+    let server = Server::start(&[ProjectSpec {
+        name: "kb",
+        upstream: Some(&up.bare),
+    }]);
+    c.follow(&server.url, &["kb"]);
+    c.run(&["sync"]).ok();
+    let pending_dir = c.pending_dir("kb");
+    let p = Project {
+        _tmp: c.tmp,
+        root: c.root,
+        home: c.home,
+    };
+    let client = p.connect().await;
+
+    let (t, s) = ok(&call(
+        &client,
+        "store",
+        json!({
+            "topic": "ops",
+            "title": "Restart the worker after rotating the queue password",
+            "body": "The worker caches its broker connection; after a password rotation it retries forever. Restart it.",
+        }),
+    )
+    .await);
+    assert_eq!(s["syncing"], json!(true), "{t}");
+    assert!(t.contains("in the background"), "{t}");
+    let path = "ops/restart-the-worker-after-rotating-the-queue-password.md";
+
+    // The detached `helix sync` pushes it: it lands in the upstream git repository and the
+    // pending file is removed. Poll (bounded) rather than assume a duration.
+    let mut landed = false;
+    for _ in 0..300 {
+        let pending_left = std::fs::read_dir(&pending_dir)
+            .map(|rd| {
+                rd.flatten()
+                    .any(|e| e.file_name().to_string_lossy().ends_with(".md"))
+            })
+            .unwrap_or(false);
+        if !pending_left && up.files().iter().any(|f| f == path) {
+            landed = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(landed, "stored entry never reached the server's upstream");
+
+    // Still found by search and read.
+    let (t, s) = ok(&call(
+        &client,
+        "search",
+        json!({"query": "rotating queue password worker"}),
+    )
+    .await);
+    assert_eq!(s["hits"][0]["id"], json!(format!("kb:{path}")), "{t}");
+    let (t, _) = ok(&call(&client, "read", json!({"id": format!("kb:{path}")})).await);
+    assert!(t.contains("retries forever"), "{t}");
+    client.cancel().await.expect("close");
+}
