@@ -1669,6 +1669,53 @@ Body text.
         assert!(parsed > 1000, "only {parsed} mutated inputs parsed");
     }
 
+    /// docs/examples/knowledge: every entry parses cleanly with front matter and sources,
+    /// holds no secret, and the root README is not an entry.
+    #[test]
+    fn shipped_example_repository_parses() {
+        let root =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/examples/knowledge");
+        assert!(!is_entry_path("README.md"));
+        assert!(root.join("README.md").is_file());
+        let mut entries = Vec::new();
+        for topic in std::fs::read_dir(&root)
+            .expect("example repository exists")
+            .flatten()
+        {
+            if !topic.path().is_dir() {
+                continue;
+            }
+            let name = topic.file_name().to_string_lossy().into_owned();
+            for file in std::fs::read_dir(topic.path()).expect("readable").flatten() {
+                let id = format!("{name}/{}", file.file_name().to_string_lossy());
+                assert!(is_entry_path(&id), "{id}");
+                let bytes = std::fs::read(file.path()).expect("readable entry");
+                let e = parse_entry(&id, &bytes, None).unwrap_or_else(|d| panic!("{d}"));
+                assert_eq!(e.topic, name);
+                assert!(e.date.is_some() && e.author.is_some(), "{id}");
+                assert!(!e.sources.is_empty() && !e.tags.is_empty(), "{id}");
+                assert!(e.body.len() > 400, "{id} is too short to be real knowledge");
+                assert_eq!(crate::validate::find_secret(&e.body), None, "{id}");
+                entries.push(e);
+            }
+        }
+        assert!(
+            (6..=8).contains(&entries.len()),
+            "{} entries",
+            entries.len()
+        );
+        let by_id = |id: &str| entries.iter().find(|e| e.id == id).expect(id);
+        let e = by_id("testing/flaky-clock-in-cache-tests.md");
+        assert_eq!(e.tags, ["testing", "flaky", "cache"]);
+        assert_eq!(e.sources, ["src/clock.rs", "src/cache/sweeper.rs"]);
+        let e = by_id("build/openssl-on-musl.md");
+        assert_eq!(e.sources, ["Cargo.toml", "Dockerfile"]);
+        assert_eq!(e.tags, ["build", "musl", "tls", "docker"]);
+        let e = by_id("architecture/cache-entry-versioning.md");
+        assert_eq!(e.sources[2], "src/cache/mod.rs");
+        assert_eq!(e.extra["review"]["status"], json!("approved"));
+    }
+
     /// The real TIL corpus (no front matter): every note parses, title = first `# `
     /// heading, topic = folder.
     #[test]
