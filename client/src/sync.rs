@@ -53,13 +53,18 @@ fn record(dir: &Path, ok: bool, message: &str) {
     let _ = std::fs::create_dir_all(dir);
     let _ = write_json(
         &dir.join("last_sync.json"),
-        &LastSync { at: crate::compile::now_secs(), ok, message: message.to_string() },
+        &LastSync {
+            at: crate::compile::now_secs(),
+            ok,
+            message: message.to_string(),
+        },
     );
 }
 
 /// Outcome of syncing one project: the line to print and whether it succeeded.
 #[derive(Debug, Clone)]
 pub struct Report {
+    #[allow(dead_code)] // for callers that act per project; the CLI only prints `line`
     pub project: String,
     pub ok: bool,
     pub line: String,
@@ -69,17 +74,26 @@ pub struct Report {
 /// Returns the artifact's entry count, commit and generation.
 pub fn install_artifact(tmp: &Path, dir: &Path, project: &str) -> Result<(u64, String, u64)> {
     let res = (|| {
-        let map = crate::knowledge::map_file(tmp)?.ok_or_else(|| anyhow!("downloaded file vanished"))?;
+        let map =
+            crate::knowledge::map_file(tmp)?.ok_or_else(|| anyhow!("downloaded file vanished"))?;
         let index = Index::open(map).map_err(|e| anyhow!("download rejected: {e}"))?;
-        index.verify().map_err(|e| anyhow!("download rejected: {e}"))?;
-        let meta = index.meta().map_err(|e| anyhow!("download rejected: {e}"))?;
+        index
+            .verify()
+            .map_err(|e| anyhow!("download rejected: {e}"))?;
+        let meta = index
+            .meta()
+            .map_err(|e| anyhow!("download rejected: {e}"))?;
         if meta.project != project {
             return Err(anyhow!(
                 "download rejected: artifact is for project `{}`, expected `{project}`",
                 meta.project
             ));
         }
-        Ok((u64::from(meta.entry_count), meta.commit.to_string(), meta.generation))
+        Ok((
+            u64::from(meta.entry_count),
+            meta.commit.to_string(),
+            meta.generation,
+        ))
     })();
     match res {
         Ok(v) => {
@@ -95,17 +109,29 @@ pub fn install_artifact(tmp: &Path, dir: &Path, project: &str) -> Result<(u64, S
 }
 
 fn temp_path(dir: &Path) -> PathBuf {
-    dir.join(format!(".download.{}.{:08x}.tmp", std::process::id(), rand::random::<u32>()))
+    dir.join(format!(
+        ".download.{}.{:08x}.tmp",
+        std::process::id(),
+        rand::random::<u32>()
+    ))
 }
 
 /// Compiles the local knowledge directory into the local cache (local mode), with the same
 /// code as `helix build`. Returns the report line.
 pub fn compile_local(cfg: &ProjectConfig, project: &str) -> Result<Report> {
-    let local = cfg.local.as_ref().ok_or_else(|| anyhow!("{} has no `local` directory", cfg.file.display()))?;
+    let local = cfg
+        .local
+        .as_ref()
+        .ok_or_else(|| anyhow!("{} has no `local` directory", cfg.file.display()))?;
     let dir = cfg.cache_dir(project);
     let old = read_meta(&dir);
-    let meta = std::fs::metadata(local)
-        .with_context(|| format!("local knowledge directory {} (from {})", local.display(), cfg.file.display()))?;
+    let meta = std::fs::metadata(local).with_context(|| {
+        format!(
+            "local knowledge directory {} (from {})",
+            local.display(),
+            cfg.file.display()
+        )
+    })?;
     anyhow::ensure!(meta.is_dir(), "{}: not a directory", local.display());
     let c = crate::compile::compile_dir(local, true)?;
     for d in &c.diagnostics {
@@ -115,15 +141,26 @@ pub fn compile_local(cfg: &ProjectConfig, project: &str) -> Result<Report> {
     let bytes = crate::compile::to_artifact(&c, project, generation)?;
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let tmp = temp_path(&dir);
-    crate::paths::write_atomic(&tmp, &bytes).with_context(|| format!("writing {}", tmp.display()))?;
+    crate::paths::write_atomic(&tmp, &bytes)
+        .with_context(|| format!("writing {}", tmp.display()))?;
     let (entries, commit, generation) = install_artifact(&tmp, &dir, project)?;
     let etag = format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&bytes));
     write_json(
         &dir.join("meta.json"),
-        &CacheMeta { etag: Some(etag), commit: commit.clone(), generation, fetched_at: crate::compile::now_secs(), entries },
+        &CacheMeta {
+            etag: Some(etag),
+            commit: commit.clone(),
+            generation,
+            fetched_at: crate::compile::now_secs(),
+            entries,
+        },
     )?;
     let was = old.map(|m| m.entries);
-    let mut line = format!("{project}: {} entries from {}", crate::commands::thousands(entries), local.display());
+    let mut line = format!(
+        "{project}: {} from {}",
+        crate::commands::entries(entries),
+        local.display()
+    );
     if !commit.is_empty() {
         line.push_str(&format!(", commit {}", short(&commit)));
     }
@@ -134,7 +171,11 @@ pub fn compile_local(cfg: &ProjectConfig, project: &str) -> Result<Report> {
         line.push_str(&format!(", {} invalid (see above)", c.diagnostics.len()));
     }
     record(&dir, true, &line);
-    Ok(Report { project: project.to_string(), ok: true, line })
+    Ok(Report {
+        project: project.to_string(),
+        ok: true,
+        line,
+    })
 }
 
 fn short(commit: &str) -> &str {
@@ -189,10 +230,22 @@ fn http_error(status: reqwest::StatusCode, body: &str) -> String {
         error: Inner,
     }
     match serde_json::from_str::<Outer>(body) {
-        Ok(o) => format!("server answered {} {}: {}", status.as_u16(), o.error.code, o.error.message),
+        Ok(o) => format!(
+            "server answered {} {}: {}",
+            status.as_u16(),
+            o.error.code,
+            o.error.message
+        ),
         Err(_) => {
             let b: String = body.chars().take(200).collect();
-            format!("server answered {status}{}", if b.trim().is_empty() { String::new() } else { format!(": {}", b.trim()) })
+            format!(
+                "server answered {status}{}",
+                if b.trim().is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", b.trim())
+                }
+            )
         }
     }
 }
@@ -254,19 +307,30 @@ fn push_pending(ctx: &Ctx<'_>, project: &str) -> Result<(usize, usize), Failure>
             // The server will never accept it: keep it, out of the push queue, with the reason.
             let text = resp.text().unwrap_or_default();
             let why = http_error(status, &text);
-            let dir = f.path.parent().map(|p| p.join("rejected")).unwrap_or_default();
+            let dir = f
+                .path
+                .parent()
+                .map(|p| p.join("rejected"))
+                .unwrap_or_default();
             let _ = std::fs::create_dir_all(&dir);
             let dest = dir.join(format!("{}.md", f.key));
             let _ = std::fs::write(dir.join(format!("{}.reason", f.key)), format!("{why}\n"));
             let _ = std::fs::rename(&f.path, &dest);
-            eprintln!("helix: {project}: entry `{}` rejected ({why}); kept in {}", f.new.title, dest.display());
+            eprintln!(
+                "helix: {project}: entry `{}` rejected ({why}); kept in {}",
+                f.new.title,
+                dest.display()
+            );
             rejected += 1;
         } else {
             if pushed > 0 {
                 let _ = pending::rebuild_overlay(project);
             }
             let text = resp.text().unwrap_or_default();
-            return Err(Failure::Other(format!("pushing pending entries: {}", http_error(status, &text))));
+            return Err(Failure::Other(format!(
+                "pushing pending entries: {}",
+                http_error(status, &text)
+            )));
         }
     }
     if pushed + rejected > 0 {
@@ -277,7 +341,10 @@ fn push_pending(ctx: &Ctx<'_>, project: &str) -> Result<(usize, usize), Failure>
 
 enum Fetched {
     UpToDate(CacheMeta),
-    Updated { old_entries: Option<u64>, meta: CacheMeta },
+    Updated {
+        old_entries: Option<u64>,
+        meta: CacheMeta,
+    },
 }
 
 fn fetch(ctx: &Ctx<'_>, project: &str, dir: &Path, quiet: bool) -> Result<Fetched, Failure> {
@@ -287,7 +354,9 @@ fn fetch(ctx: &Ctx<'_>, project: &str, dir: &Path, quiet: bool) -> Result<Fetche
     if let Some(etag) = old.as_ref().and_then(|m| m.etag.as_ref()) {
         rb = rb.header(reqwest::header::IF_NONE_MATCH, etag);
     }
-    let mut resp = rb.send().map_err(|e| Failure::Offline(transport_reason(&e)))?;
+    let mut resp = rb
+        .send()
+        .map_err(|e| Failure::Offline(transport_reason(&e)))?;
     let status = resp.status();
     let now = crate::compile::now_secs();
     if status == reqwest::StatusCode::NOT_MODIFIED {
@@ -313,12 +382,15 @@ fn fetch(ctx: &Ctx<'_>, project: &str, dir: &Path, quiet: bool) -> Result<Fetche
         .get(reqwest::header::ETAG)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
-    std::fs::create_dir_all(dir).map_err(|e| Failure::Other(format!("creating {}: {e}", dir.display())))?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Failure::Other(format!("creating {}: {e}", dir.display())))?;
     let tmp = temp_path(dir);
     let len = resp.content_length();
     let res = (|| -> Result<()> {
-        let mut file = std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-        let show = !quiet && std::io::stderr().is_terminal() && len.is_some_and(|l| l >= PROGRESS_BYTES);
+        let mut file =
+            std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+        let show =
+            !quiet && std::io::stderr().is_terminal() && len.is_some_and(|l| l >= PROGRESS_BYTES);
         if show {
             let pb = indicatif::ProgressBar::new(len.unwrap_or(0));
             pb.set_message(project.to_string());
@@ -326,12 +398,16 @@ fn fetch(ctx: &Ctx<'_>, project: &str, dir: &Path, quiet: bool) -> Result<Fetche
             std::io::copy(&mut r, &mut file).map_err(|e| anyhow!("download interrupted: {e}"))?;
             pb.finish_and_clear();
         } else {
-            std::io::copy(&mut resp, &mut file).map_err(|e| anyhow!("download interrupted: {e}"))?;
+            std::io::copy(&mut resp, &mut file)
+                .map_err(|e| anyhow!("download interrupted: {e}"))?;
         }
         file.sync_all()?;
         if let Some(l) = len {
             let got = file.metadata()?.len();
-            anyhow::ensure!(got == l, "download rejected: truncated ({got} of {l} bytes)");
+            anyhow::ensure!(
+                got == l,
+                "download rejected: truncated ({got} of {l} bytes)"
+            );
         }
         Ok(())
     })();
@@ -341,9 +417,18 @@ fn fetch(ctx: &Ctx<'_>, project: &str, dir: &Path, quiet: bool) -> Result<Fetche
     }
     let (entries, commit, generation) =
         install_artifact(&tmp, dir, project).map_err(|e| Failure::Other(format!("{e:#}")))?;
-    let meta = CacheMeta { etag, commit, generation, fetched_at: now, entries };
+    let meta = CacheMeta {
+        etag,
+        commit,
+        generation,
+        fetched_at: now,
+        entries,
+    };
     write_json(&dir.join("meta.json"), &meta).map_err(|e| Failure::Other(format!("{e:#}")))?;
-    Ok(Fetched::Updated { old_entries: old.map(|m| m.entries), meta })
+    Ok(Fetched::Updated {
+        old_entries: old.map(|m| m.entries),
+        meta,
+    })
 }
 
 fn cache_age_note(dir: &Path) -> String {
@@ -365,16 +450,28 @@ pub fn sync_project(
     dir: &Path,
     quiet: bool,
 ) -> Report {
-    let ctx = Ctx { http, server, token };
+    let ctx = Ctx {
+        http,
+        server,
+        token,
+    };
     let fail = |f: Failure| -> Report {
         let line = match f {
             Failure::Offline(why) => format!("{project}: offline: {why}, {}", cache_age_note(dir)),
             Failure::Other(why) => format!("{project}: error: {why}; {}", cache_age_note(dir)),
         };
         let left = pending::count(project);
-        let line = if left > 0 { format!("{line}; {left} pending kept") } else { line };
+        let line = if left > 0 {
+            format!("{line}; {left} pending kept")
+        } else {
+            line
+        };
         record(dir, false, &line);
-        Report { project: project.to_string(), ok: false, line }
+        Report {
+            project: project.to_string(),
+            ok: false,
+            line,
+        }
     };
     let (pushed, rejected) = match push_pending(&ctx, project) {
         Ok(v) => v,
@@ -386,11 +483,14 @@ pub fn sync_project(
     };
     let mut line = match fetched {
         Fetched::UpToDate(m) => format!(
-            "{project}: {} entries, commit {}, up to date",
-            crate::commands::thousands(m.entries),
+            "{project}: {}, commit {}, up to date",
+            crate::commands::entries(m.entries),
             short(&m.commit)
         ),
-        Fetched::Updated { old_entries: Some(o), meta } => {
+        Fetched::Updated {
+            old_entries: Some(o),
+            meta,
+        } => {
             let diff = meta.entries as i64 - o as i64;
             format!(
                 "{project}: updated {} → {} entries ({diff:+}), commit {}",
@@ -399,9 +499,12 @@ pub fn sync_project(
                 short(&meta.commit)
             )
         }
-        Fetched::Updated { old_entries: None, meta } => format!(
-            "{project}: {} entries, commit {}, downloaded",
-            crate::commands::thousands(meta.entries),
+        Fetched::Updated {
+            old_entries: None,
+            meta,
+        } => format!(
+            "{project}: {}, commit {}, downloaded",
+            crate::commands::entries(meta.entries),
             short(&meta.commit)
         ),
     };
@@ -412,7 +515,11 @@ pub fn sync_project(
         line.push_str(&format!(", {rejected} rejected (see above)"));
     }
     record(dir, rejected == 0, &line);
-    Report { project: project.to_string(), ok: rejected == 0, line }
+    Report {
+        project: project.to_string(),
+        ok: rejected == 0,
+        line,
+    }
 }
 
 /// Syncs every project `cfg` follows.

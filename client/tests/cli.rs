@@ -11,3 +11,5 @@ mod mcp;
 mod hooks;
 #[path = "cli/install.rs"]
 mod install;
+#[path = "cli/sync.rs"]
+mod sync;

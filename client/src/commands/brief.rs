@@ -15,14 +15,19 @@ pub struct Args {
 }
 
 /// Entries of `topic` over all sources as (project, id, title, date), newest first.
-pub fn topic_entries<'a>(k: &'a Knowledge, topic: &str) -> Vec<(&'a str, &'a str, &'a str, Option<i64>)> {
+pub fn topic_entries<'a>(
+    k: &'a Knowledge,
+    topic: &str,
+) -> Vec<(&'a str, &'a str, &'a str, Option<i64>)> {
     let mut out = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let mut order: Vec<_> = k.sources().iter().filter(|s| s.overlay).collect();
     order.extend(k.sources().iter().filter(|s| !s.overlay));
     for src in order {
         for doc in 0..src.index.len() {
-            let Ok(e) = src.index.entry(doc) else { continue };
+            let Ok(e) = src.index.entry(doc) else {
+                continue;
+            };
             if e.topic == topic && seen.insert((src.project.as_str(), e.id)) {
                 out.push((src.project.as_str(), e.id, e.title, e.date));
             }
@@ -39,8 +44,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
             let mut topics = k.topics();
             topics.sort_by(|x, y| y.1.count.cmp(&x.1.count).then(x.1.topic.cmp(y.1.topic)));
             if a.json {
-                let t: Vec<_> =
-                    topics.iter().map(|(p, t)| json!({"project": p, "topic": t.topic, "count": t.count})).collect();
+                let t: Vec<_> = topics
+                    .iter()
+                    .map(|(p, t)| json!({"project": p, "topic": t.topic, "count": t.count}))
+                    .collect();
                 super::print_json(&json!({"entries": k.entry_count(), "topics": t}));
                 return Ok(ExitCode::SUCCESS);
             }
@@ -48,8 +55,15 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 eprintln!("helix: no knowledge cached yet; run `helix sync`");
                 return Ok(ExitCode::SUCCESS);
             }
-            println!("{} entries in {} topics", super::thousands(k.entry_count()), topics.len());
-            let line: Vec<String> = topics.iter().map(|(p, t)| format!("{p}:{} ({})", t.topic, t.count)).collect();
+            println!(
+                "{} entries in {} topics",
+                super::thousands(k.entry_count()),
+                topics.len()
+            );
+            let line: Vec<String> = topics
+                .iter()
+                .map(|(p, t)| format!("{p}:{} ({})", t.topic, t.count))
+                .collect();
             println!("{}", line.join(", "));
             println!("`helix brief TOPIC` lists a topic; `helix search WORDS` searches.");
         }

@@ -35,7 +35,10 @@ pub fn run(_a: Args) -> Result<ExitCode> {
             c
         }
         Ok(None) => {
-            out.fix("no configuration", &crate::config::missing_config_help(&cwd).replace('\n', "\n        "));
+            out.fix(
+                "no configuration",
+                &crate::config::missing_config_help(&cwd).replace('\n', "\n        "),
+            );
             return Ok(ExitCode::from(1));
         }
         Err(e) => {
@@ -60,7 +63,10 @@ pub fn run(_a: Args) -> Result<ExitCode> {
                 false
             }
             Err(e) => {
-                out.fix(&format!("token: {e:#}"), "fix token_command in the user config");
+                out.fix(
+                    &format!("token: {e:#}"),
+                    "fix token_command in the user config",
+                );
                 false
             }
         };
@@ -70,9 +76,15 @@ pub fn run(_a: Args) -> Result<ExitCode> {
             .build()?;
         match http.get(format!("{server}/healthz")).send() {
             Ok(r) if r.status().is_success() => out.ok(&format!("server {server} reachable")),
-            Ok(r) => out.fix(&format!("server {server} answered {} on /healthz", r.status()), "check the server logs"),
+            Ok(r) => out.fix(
+                &format!("server {server} answered {} on /healthz", r.status()),
+                "check the server logs",
+            ),
             Err(e) => out.fix(
-                &format!("server {server} unreachable: {}", crate::sync::transport_reason(&e)),
+                &format!(
+                    "server {server} unreachable: {}",
+                    crate::sync::transport_reason(&e)
+                ),
                 "start the server or fix `server` in .helix.toml; searches keep using the cache",
             ),
         }
@@ -86,14 +98,20 @@ pub fn run(_a: Args) -> Result<ExitCode> {
                 Ok(r) if r.status().is_success() => out.ok(&format!("project {p} readable")),
                 Ok(r) if r.status().as_u16() == 401 => out.fix(
                     &format!("project {p}: 401 unauthorized"),
-                    if token { "the token is wrong or revoked; get a new one" } else { "add a read token (see note above)" },
+                    if token {
+                        "the token is wrong or revoked; get a new one"
+                    } else {
+                        "add a read token (see note above)"
+                    },
                 ),
-                Ok(r) if r.status().as_u16() == 403 => {
-                    out.fix(&format!("project {p}: 403 forbidden"), "this token cannot read that project")
-                }
-                Ok(r) if r.status().as_u16() == 404 => {
-                    out.fix(&format!("project {p}: not on the server"), "fix `projects` in .helix.toml")
-                }
+                Ok(r) if r.status().as_u16() == 403 => out.fix(
+                    &format!("project {p}: 403 forbidden"),
+                    "this token cannot read that project",
+                ),
+                Ok(r) if r.status().as_u16() == 404 => out.fix(
+                    &format!("project {p}: not on the server"),
+                    "fix `projects` in .helix.toml",
+                ),
                 Ok(r) => out.note(&format!("project {p}: status answered {}", r.status())),
                 Err(_) => {}
             }
@@ -111,30 +129,47 @@ pub fn run(_a: Args) -> Result<ExitCode> {
                 ),
             },
             Ok(None) => out.fix(&format!("cache {p}: not synced yet"), "run `helix sync`"),
-            Err(e) => out.fix(&format!("cache {p}: {e:#}"), &format!("delete {} and run `helix sync`", file.display())),
+            Err(e) => out.fix(
+                &format!("cache {p}: {e:#}"),
+                &format!("delete {} and run `helix sync`", file.display()),
+            ),
         }
         let pending = crate::pending::count(p);
         if pending > 0 {
-            out.note(&format!("{p}: {pending} pending entries (sent by the next `helix sync`)"));
+            out.note(&format!(
+                "{p}: {pending} pending entries (sent by the next `helix sync`)"
+            ));
         }
         let rejected = crate::paths::pending_dir(p).join("rejected");
         if rejected.is_dir() {
             out.fix(
-                &format!("{p}: entries rejected by the server are kept in {}", rejected.display()),
+                &format!(
+                    "{p}: entries rejected by the server are kept in {}",
+                    rejected.display()
+                ),
                 "read the .reason files, fix the entry and `helix store` it again",
             );
         }
     }
-    let mut settings = vec![cfg.root.join(".claude/settings.json"), cfg.root.join(".claude/settings.local.json")];
+    let mut settings = vec![
+        cfg.root.join(".claude/settings.json"),
+        cfg.root.join(".claude/settings.local.json"),
+    ];
     if let Some(home) = std::env::var_os("HOME") {
         settings.push(std::path::PathBuf::from(home).join(".claude/settings.json"));
     }
     let hooked = settings
         .iter()
-        .filter(|f| std::fs::read_to_string(f).is_ok_and(|t| t.contains("helix hook") || t.contains("helix\" hook")))
+        .filter(|f| {
+            std::fs::read_to_string(f)
+                .is_ok_and(|t| t.contains("helix hook") || t.contains("helix\" hook"))
+        })
         .collect::<Vec<_>>();
     if hooked.is_empty() {
-        out.fix("Claude Code hooks not installed", "run `helix hooks install` (or `--project` to commit them)");
+        out.fix(
+            "Claude Code hooks not installed",
+            "run `helix hooks install` (or `--project` to commit them)",
+        );
     } else {
         out.ok(&format!("hooks installed in {}", hooked[0].display()));
     }

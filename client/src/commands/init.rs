@@ -32,7 +32,11 @@ fn ask(q: &str, default: Option<&str>) -> Result<String> {
     let mut line = String::new();
     std::io::stdin().lock().read_line(&mut line)?;
     let line = line.trim().to_string();
-    Ok(if line.is_empty() { default.unwrap_or("").to_string() } else { line })
+    Ok(if line.is_empty() {
+        default.unwrap_or("").to_string()
+    } else {
+        line
+    })
 }
 
 fn toml_str(s: &str) -> String {
@@ -44,7 +48,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let cwd = super::cwd()?;
     let file = cwd.join(crate::config::PROJECT_FILE);
     if file.exists() && !a.force {
-        bail!("{} already exists; pass --force to overwrite it", file.display());
+        bail!(
+            "{} already exists; pass --force to overwrite it",
+            file.display()
+        );
     }
     let (mut server, mut projects, mut local) = (a.server, a.projects, a.local);
     if server.is_none() && local.is_none() {
@@ -54,9 +61,15 @@ pub fn run(a: Args) -> Result<ExitCode> {
                  or `--local DIR`"
             );
         }
-        let s = ask("helix server URL (empty for a local knowledge directory)", Some("http://127.0.0.1:7700"))?;
+        let s = ask(
+            "helix server URL (empty for a local knowledge directory)",
+            Some("http://127.0.0.1:7700"),
+        )?;
         if s.is_empty() {
-            local = Some(PathBuf::from(ask("local knowledge directory", Some("knowledge"))?));
+            local = Some(PathBuf::from(ask(
+                "local knowledge directory",
+                Some("knowledge"),
+            )?));
         } else {
             server = Some(s);
         }
@@ -66,12 +79,20 @@ pub fn run(a: Args) -> Result<ExitCode> {
             bail!("--server needs at least one --project NAME");
         }
         let p = ask("projects to follow (comma-separated)", None)?;
-        projects = p.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+        projects = p
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
     }
     let text = match (&server, &local) {
         (Some(s), _) => {
             let list: Vec<String> = projects.iter().map(|p| toml_str(p)).collect();
-            format!("server = {}\nprojects = [{}]\n", toml_str(s.trim_end_matches('/')), list.join(", "))
+            format!(
+                "server = {}\nprojects = [{}]\n",
+                toml_str(s.trim_end_matches('/')),
+                list.join(", ")
+            )
         }
         (None, Some(l)) => {
             let mut t = format!("local = {}\n", toml_str(&l.to_string_lossy()));
@@ -89,7 +110,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
     if local.is_some() {
         println!("next: `helix sync` compiles the directory; `helix search WORDS` searches it");
     } else {
-        println!("next: `helix sync` downloads the knowledge; `helix hooks install` wires Claude Code");
+        println!(
+            "next: `helix sync` downloads the knowledge; `helix hooks install` wires Claude Code"
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

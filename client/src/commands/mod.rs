@@ -64,6 +64,15 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
+/// `1 entry`, `1,204 entries`.
+pub fn entries(n: u64) -> String {
+    if n == 1 {
+        "1 entry".to_string()
+    } else {
+        format!("{} entries", thousands(n))
+    }
+}
+
 /// Prints a JSON value on stdout.
 pub fn print_json(v: &serde_json::Value) {
     println!(

@@ -26,5 +26,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
             eprintln!("{}", r.line);
         }
     }
-    Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

@@ -296,7 +296,7 @@ impl Server {
             .arg(&cfg_path)
             .args(["--listen", "127.0.0.1:0", "--data-dir"])
             .arg(dir.join("data"))
-            .env("RUST_LOG", "warn")
+            .env("RUST_LOG", "error,tower_http=off")
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("HOME", &dir)
             .env("GIT_AUTHOR_NAME", "helix")

@@ -248,7 +248,7 @@ fn local_mode_sync_compiles_the_directory_and_store_writes_into_it() {
     write_files(&c.root.join("kb"), KNOWLEDGE);
     c.run(&["init", "--local", "kb"]).ok();
     let r = c.run(&["sync"]).ok();
-    assert!(r.stdout.contains("kb: 3 entries"), "{}", r.stdout);
+    assert!(r.stdout.contains("kb: 3 entries from"), "{}", r.stdout);
     let hits = c.search("lssl linker");
     assert_eq!(hits[0]["id"], "build/openssl-linker.md");
     assert_eq!(hits[0]["project"], "kb");

@@ -1,0 +1,461 @@
+//! `helix sync` end to end against the real `helix-server` on loopback with real upstream
+//! git repositories, and against a raw TCP peer serving damaged artifacts.
+
+use super::common::{Client, ProjectSpec, Server, Upstream, write_files};
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+
+const BACKEND: &[(&str, &str)] = &[
+    (
+        "build/openssl-linker.md",
+        "---\ntitle: Linker cannot find -lssl\nsources: [build.rs]\n---\n\n\
+         `cargo build` fails with `cannot find -lssl` when libssl-dev is missing.\n",
+    ),
+    (
+        "git/rebase-onto.md",
+        "# Rebase onto another branch\n\nUse `git rebase --onto main old feature`.\n",
+    ),
+];
+
+const ORG: &[(&str, &str)] = &[(
+    "security/rotate-keys.md",
+    "# Rotate deploy keys yearly\n\nDeploy keys are rotated every January; the linker script reads them.\n",
+)];
+
+fn read(p: &Path) -> Vec<u8> {
+    std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+#[test]
+fn store_on_a_syncs_to_b_and_upstream_commits_reach_both() {
+    let tmp = tempfile::tempdir().unwrap();
+    let up = Upstream::new(tmp.path(), BACKEND);
+    let server = Server::start(&[ProjectSpec {
+        name: "backend",
+        upstream: Some(&up.bare),
+    }]);
+    let (a, b) = (Client::new(), Client::new());
+    a.follow(&server.url, &["backend"]);
+    b.follow(&server.url, &["backend"]);
+
+    let r = a.run(&["sync"]).ok();
+    assert!(
+        r.stdout.starts_with("backend: 2 entries, commit "),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("downloaded"), "{}", r.stdout);
+    let r = a.run(&["sync"]).ok();
+    assert!(
+        r.stdout.contains("up to date"),
+        "second sync is a 304: {}",
+        r.stdout
+    );
+
+    a.store(
+        "ci",
+        "Arm runner needs a longer timeout",
+        "The arm runner is four times slower; raise the job timeout.",
+    );
+    assert_eq!(
+        a.search("arm runner timeout")[0]["id"],
+        "ci/arm-runner-needs-a-longer-timeout.md"
+    );
+    let r = a.run(&["sync"]).ok();
+    assert!(
+        r.stdout.contains("updated 2 → 3 entries (+1)"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("pushed 1 pending"), "{}", r.stdout);
+    // Acknowledged: the pending file is gone, the overlay with it; the entry now comes from the cache.
+    let left: Vec<_> = std::fs::read_dir(a.pending_dir("backend"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name())
+        .collect();
+    assert!(
+        left.iter()
+            .all(|n| !n.to_string_lossy().ends_with(".md") && n != "overlay.hix"),
+        "{left:?}"
+    );
+    let hits = a.search("arm runner timeout");
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0]["id"], "ci/arm-runner-needs-a-longer-timeout.md");
+
+    b.run(&["sync"]).ok();
+    let hits = b.search("arm runner timeout");
+    assert_eq!(hits[0]["id"], "ci/arm-runner-needs-a-longer-timeout.md");
+    assert_eq!(hits[0]["project"], "backend");
+    let e = b
+        .run(&["read", "ci/arm-runner-needs-a-longer-timeout.md", "--json"])
+        .ok()
+        .json();
+    assert!(e["body"].as_str().unwrap().contains("four times slower"));
+    assert_eq!(e["pending"], false);
+    // The server pushed the write to the upstream repository.
+    assert!(
+        up.files()
+            .contains(&"ci/arm-runner-needs-a-longer-timeout.md".to_string())
+    );
+
+    // The pull-request path: a commit straight in the upstream reaches both after refresh.
+    up.commit(
+        &[(
+            "db/vacuum.md",
+            "# Vacuum nightly\n\nRun VACUUM ANALYZE nightly or the planner misestimates.\n",
+        )],
+        "add vacuum",
+    );
+    server.refresh("backend");
+    for c in [&a, &b] {
+        let r = c.run(&["sync"]).ok();
+        assert!(r.stdout.contains("→ 4 entries (+1)"), "{}", r.stdout);
+        assert_eq!(c.search("vacuum planner")[0]["id"], "db/vacuum.md");
+    }
+    let st = b.run(&["status", "--json"]).ok().json();
+    assert_eq!(st["projects"][0]["entries"], 4);
+    assert_eq!(
+        st["projects"][0]["commit"].as_str().unwrap(),
+        server.commit("backend")
+    );
+    assert_eq!(st["projects"][0]["last_sync"]["ok"], true);
+}
+
+#[test]
+fn server_down_sync_fails_clearly_and_leaves_cache_and_pending_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let up = Upstream::new(tmp.path(), BACKEND);
+    let server = Server::start(&[ProjectSpec {
+        name: "backend",
+        upstream: Some(&up.bare),
+    }]);
+    let url = server.url.clone();
+    let c = Client::new();
+    c.follow(&url, &["backend"]);
+    c.run(&["sync"]).ok();
+    drop(server); // killed and reaped: the port now refuses connections
+
+    c.store(
+        "ci",
+        "Cache the cargo registry",
+        "Cache ~/.cargo/registry keyed on Cargo.lock.",
+    );
+    let cache = c.cache_dir(&url, "backend");
+    let (index, meta) = (
+        read(&cache.join("index.hix")),
+        read(&cache.join("meta.json")),
+    );
+    let pending: Vec<_> = std::fs::read_dir(c.pending_dir("backend"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+
+    let r = c.run(&["sync"]);
+    assert_eq!(r.code, Some(1), "{r:?}");
+    assert!(
+        r.stderr
+            .contains("backend: offline: connection refused, using cache from"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("1 pending kept"), "{}", r.stderr);
+    let q = c.run(&["sync", "--quiet"]);
+    assert_eq!(q.code, Some(1));
+    assert_eq!(q.stdout, "");
+    assert!(
+        q.stderr.contains("offline"),
+        "failures are reported even with --quiet: {}",
+        q.stderr
+    );
+
+    assert_eq!(read(&cache.join("index.hix")), index, "cache untouched");
+    assert_eq!(
+        read(&cache.join("meta.json")),
+        meta,
+        "cache metadata untouched"
+    );
+    for p in &pending {
+        assert!(p.exists(), "pending kept: {}", p.display());
+    }
+    assert_eq!(
+        c.search("lssl")[0]["id"],
+        "build/openssl-linker.md",
+        "search answers from the cache"
+    );
+    assert_eq!(
+        c.search("cargo registry")[0]["id"],
+        "ci/cache-the-cargo-registry.md",
+        "and the overlay"
+    );
+    let st = c.run(&["status", "--json"]).ok().json();
+    assert_eq!(st["projects"][0]["last_sync"]["ok"], false);
+    assert_eq!(st["projects"][0]["pending"], 1);
+}
+
+#[test]
+fn retry_after_crash_between_ack_and_cleanup_does_not_duplicate() {
+    let tmp = tempfile::tempdir().unwrap();
+    let up = Upstream::new(tmp.path(), BACKEND);
+    let server = Server::start(&[ProjectSpec {
+        name: "backend",
+        upstream: Some(&up.bare),
+    }]);
+    let c = Client::new();
+    c.follow(&server.url, &["backend"]);
+    c.store(
+        "db",
+        "Pool size must exceed test threads",
+        "Set max_connections above the test thread count.",
+    );
+    let pending: Vec<_> = std::fs::read_dir(c.pending_dir("backend"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    assert_eq!(pending.len(), 1);
+    let saved = read(&pending[0]);
+
+    c.run(&["sync"]).ok();
+    assert!(!pending[0].exists(), "removed after the acknowledgement");
+    // The state a crash right after the server's answer leaves: the file still there.
+    std::fs::write(&pending[0], &saved).unwrap();
+    let r = c.run(&["sync"]).ok();
+    assert!(
+        r.stdout.contains("pushed 1 pending"),
+        "the retry is acknowledged: {}",
+        r.stdout
+    );
+    assert!(!pending[0].exists());
+
+    let hits = c.search("pool size test threads");
+    let ids: Vec<&str> = hits
+        .iter()
+        .map(|h| h["id"].as_str().unwrap())
+        .filter(|id| id.starts_with("db/"))
+        .collect();
+    assert_eq!(
+        ids,
+        vec!["db/pool-size-must-exceed-test-threads.md"],
+        "exactly one copy"
+    );
+    let files: Vec<String> = up
+        .files()
+        .into_iter()
+        .filter(|f| f.starts_with("db/"))
+        .collect();
+    assert_eq!(
+        files,
+        vec!["db/pool-size-must-exceed-test-threads.md"],
+        "one file upstream"
+    );
+}
+
+#[test]
+fn two_projects_followed_give_labelled_results_from_both() {
+    let tmp = tempfile::tempdir().unwrap();
+    let up1 = Upstream::new(&tmp.path().join("b"), BACKEND);
+    let up2 = Upstream::new(&tmp.path().join("o"), ORG);
+    let server = Server::start(&[
+        ProjectSpec {
+            name: "backend",
+            upstream: Some(&up1.bare),
+        },
+        ProjectSpec {
+            name: "org",
+            upstream: Some(&up2.bare),
+        },
+    ]);
+    let c = Client::new();
+    c.follow(&server.url, &["backend", "org"]);
+    let r = c.run(&["sync"]).ok();
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{}", r.stdout);
+    assert!(lines[0].starts_with("backend: 2 entries"), "{}", r.stdout);
+    assert!(
+        lines[1].starts_with("org: 1 entries") || lines[1].starts_with("org: 1 entry"),
+        "{}",
+        r.stdout
+    );
+
+    let hits = c.search("linker");
+    let mut got: Vec<(String, String)> = hits
+        .iter()
+        .map(|h| {
+            (
+                h["project"].as_str().unwrap().into(),
+                h["id"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    got.sort();
+    assert_eq!(
+        got,
+        vec![
+            ("backend".to_string(), "build/openssl-linker.md".to_string()),
+            ("org".to_string(), "security/rotate-keys.md".to_string())
+        ]
+    );
+    let human = c.run(&["search", "linker"]).ok();
+    assert!(
+        human.stdout.contains("backend:build/openssl-linker.md"),
+        "{}",
+        human.stdout
+    );
+    assert!(
+        human.stdout.contains("org:security/rotate-keys.md"),
+        "{}",
+        human.stdout
+    );
+    let e = c
+        .run(&["read", "org:security/rotate-keys.md", "--json"])
+        .ok()
+        .json();
+    assert_eq!(e["project"], "org");
+    let topics = c.run(&["topics", "--json"]).ok().json();
+    let pairs: Vec<String> = topics["topics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            format!(
+                "{}:{}",
+                t["project"].as_str().unwrap(),
+                t["topic"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(pairs, vec!["backend:build", "backend:git", "org:security"]);
+
+    // `--project` stores into the second project.
+    c.run(&[
+        "store",
+        "--project",
+        "org",
+        "--topic",
+        "security",
+        "--title",
+        "No keys in CI logs",
+        "--body",
+        "Mask them.",
+    ])
+    .ok();
+    c.run(&["sync"]).ok();
+    assert_eq!(c.search("keys CI logs mask")[0]["project"], "org");
+    assert!(
+        up2.files()
+            .contains(&"security/no-keys-in-ci-logs.md".to_string())
+    );
+}
+
+/// Serves each of `responses` (status line, headers, body) to one connection in turn.
+fn serve_raw(responses: Vec<(String, Vec<u8>)>) -> String {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", l.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for (head, body) in responses {
+            let Ok((mut s, _)) = l.accept() else { return };
+            let mut buf = [0u8; 8192];
+            let mut req = Vec::new();
+            while !req.windows(4).any(|w| w == b"\r\n\r\n") {
+                match s.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => req.extend_from_slice(&buf[..n]),
+                }
+            }
+            let _ = s.write_all(head.as_bytes());
+            let _ = s.write_all(&body);
+            let _ = s.flush();
+        }
+    });
+    url
+}
+
+fn ok_response(body: &[u8], declared_len: usize, etag: &str) -> (String, Vec<u8>) {
+    (
+        format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/vnd.helix.index\r\nContent-Length: {declared_len}\r\n\
+             ETag: \"{etag}\"\r\nConnection: close\r\n\r\n"
+        ),
+        body.to_vec(),
+    )
+}
+
+fn artifact(c: &Client, project: &str, files: &[(&str, &str)]) -> Vec<u8> {
+    let dir = c.tmp.path().join(format!("src-{project}"));
+    write_files(&dir, files);
+    let out = c.tmp.path().join(format!("{project}.hix"));
+    c.run(&[
+        "build",
+        dir.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--project",
+        project,
+    ])
+    .ok();
+    read(&out)
+}
+
+#[test]
+fn corrupt_truncated_and_foreign_downloads_are_rejected_and_the_old_artifact_kept() {
+    let c = Client::new();
+    let good = artifact(&c, "backend", BACKEND);
+    let newer = artifact(&c, "backend", &[BACKEND[0], BACKEND[1], ORG[0]]);
+    let foreign = artifact(&c, "org", ORG);
+    let mut flipped = newer.clone();
+    let mid = flipped.len() / 2;
+    flipped[mid] ^= 0x40;
+    let truncated = newer[..newer.len() - 100].to_vec();
+
+    let url = serve_raw(vec![
+        ok_response(&good, good.len(), "good"),
+        ok_response(&flipped, flipped.len(), "flipped"),
+        ok_response(&truncated, truncated.len(), "cut"),
+        ok_response(&truncated, newer.len(), "short-read"),
+        ok_response(&foreign, foreign.len(), "foreign"),
+    ]);
+    c.follow(&url, &["backend"]);
+    let r = c.run(&["sync"]).ok();
+    assert!(r.stdout.contains("backend: 2 entries"), "{}", r.stdout);
+    let cache = c.cache_dir(&url, "backend");
+    let installed = read(&cache.join("index.hix"));
+    assert_eq!(installed, good);
+    let meta = read(&cache.join("meta.json"));
+
+    for (what, why) in [
+        ("bit flip", "checksum"),
+        ("truncated body", "download rejected"),
+        ("connection closed early", "download"),
+        (
+            "wrong project",
+            "artifact is for project `org`, expected `backend`",
+        ),
+    ] {
+        let r = c.run(&["sync"]);
+        assert_eq!(r.code, Some(1), "{what}: {r:?}");
+        assert!(r.stderr.contains(why), "{what}: {}", r.stderr);
+        assert_eq!(
+            read(&cache.join("index.hix")),
+            good,
+            "{what}: old artifact kept"
+        );
+        assert_eq!(
+            read(&cache.join("meta.json")),
+            meta,
+            "{what}: metadata kept"
+        );
+        let temps: Vec<_> = std::fs::read_dir(&cache)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.ends_with(".tmp"))
+            .collect();
+        assert!(temps.is_empty(), "{what}: no temp files left: {temps:?}");
+        assert_eq!(
+            c.search("lssl")[0]["id"],
+            "build/openssl-linker.md",
+            "{what}: search still answers"
+        );
+    }
+}
