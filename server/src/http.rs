@@ -160,11 +160,11 @@ pub struct Caller {
 
 impl<S: Send + Sync> FromRequestParts<S> for Caller {
     type Rejection = AppError;
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        let loopback = parts
-            .extensions
-            .get::<ConnectInfo<SocketAddr>>()
-            .is_some_and(|c| c.0.ip().is_loopback());
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        // The extractor also honours `MockConnectInfo` (router tests).
+        let loopback = ConnectInfo::<SocketAddr>::from_request_parts(parts, state)
+            .await
+            .is_ok_and(|c| c.0.ip().is_loopback());
         Ok(Caller {
             authorization: parts
                 .headers
@@ -486,4 +486,243 @@ async fn refresh(
         "generation": done.as_ref().map(|d| d.generation).unwrap_or(0),
     }))
     .into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::hash_token;
+    use crate::config::{ProjectConfig, TokenConfig};
+    use axum::extract::connect_info::MockConnectInfo;
+    use tower::ServiceExt;
+
+    async fn state(dir: &std::path::Path, anonymous: bool) -> AppState {
+        let mut cfg = Config::embedded_default();
+        cfg.data_dir = dir.to_path_buf();
+        cfg.anonymous_loopback = anonymous;
+        let base = cfg.projects[0].clone();
+        cfg.projects = vec![
+            ProjectConfig {
+                name: "a".into(),
+                seed_examples: false,
+                tokens: vec![
+                    TokenConfig {
+                        name: "alice".into(),
+                        sha256: hash_token("tok-a-rw"),
+                        scopes: vec![Scope::Read, Scope::Write],
+                    },
+                    TokenConfig {
+                        name: "reader".into(),
+                        sha256: hash_token("tok-a-r"),
+                        scopes: vec![Scope::Read],
+                    },
+                ],
+                ..base.clone()
+            },
+            ProjectConfig {
+                name: "b".into(),
+                seed_examples: false,
+                tokens: vec![TokenConfig {
+                    name: "bob".into(),
+                    sha256: hash_token("tok-b"),
+                    scopes: vec![Scope::Read, Scope::Write],
+                }],
+                ..base
+            },
+        ];
+        AppState::start(cfg).await.expect("state")
+    }
+
+    async fn call(app: Router, req: Request) -> (StatusCode, HeaderMap, Vec<u8>) {
+        let resp = app.oneshot(req).await.expect("infallible");
+        let status = resp.status();
+        let headers = resp.headers().clone();
+        let body = axum::body::to_bytes(resp.into_body(), usize::MAX)
+            .await
+            .expect("body");
+        (status, headers, body.to_vec())
+    }
+
+    fn req(method: &str, uri: &str, token: Option<&str>, body: &str) -> Request {
+        let mut b = Request::builder()
+            .method(method)
+            .uri(uri)
+            .header("content-type", "application/json");
+        if let Some(t) = token {
+            b = b.header("authorization", format!("Bearer {t}"));
+        }
+        b.body(Body::from(body.to_string())).expect("request")
+    }
+
+    fn code(body: &[u8]) -> String {
+        let v: serde_json::Value = serde_json::from_slice(body).expect("json error body");
+        v["error"]["code"].as_str().expect("code").to_string()
+    }
+
+    #[tokio::test]
+    async fn health_metrics_and_unknown_routes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let s = state(dir.path(), false).await;
+        let app = app(s.clone());
+        let (st, _, body) = call(app.clone(), req("GET", "/healthz", None, "")).await;
+        assert_eq!((st, body.as_slice()), (StatusCode::OK, &b"ok"[..]));
+        let (st, _, body) = call(app.clone(), req("GET", "/nope", None, "")).await;
+        assert_eq!(st, StatusCode::NOT_FOUND);
+        assert_eq!(code(&body), "not_found");
+        let (st, _, body) = call(app.clone(), req("DELETE", "/healthz", None, "")).await;
+        assert_eq!(st, StatusCode::METHOD_NOT_ALLOWED);
+        assert_eq!(code(&body), "method_not_allowed");
+        let (_, _, body) = call(app, req("GET", "/metrics", None, "")).await;
+        let text = String::from_utf8(body).expect("utf8");
+        assert!(
+            text.contains(
+                "helix_http_requests_total{route=\"/healthz\",method=\"GET\",status=\"200\"} 1"
+            ),
+            "{text}"
+        );
+        s.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn auth_is_checked_per_project_and_scope() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let s = state(dir.path(), false).await;
+        let app = app(s.clone());
+        let (st, _, body) = call(app.clone(), req("GET", "/v1/projects/a/status", None, "")).await;
+        assert_eq!(
+            (st, code(&body).as_str()),
+            (StatusCode::UNAUTHORIZED, "unauthorized")
+        );
+        let (st, _, _) = call(
+            app.clone(),
+            req("GET", "/v1/projects/a/status", Some("wrong"), ""),
+        )
+        .await;
+        assert_eq!(st, StatusCode::UNAUTHORIZED);
+        let (st, _, body) = call(
+            app.clone(),
+            req("GET", "/v1/projects/a/status", Some("tok-b"), ""),
+        )
+        .await;
+        assert_eq!(
+            (st, code(&body).as_str()),
+            (StatusCode::FORBIDDEN, "forbidden")
+        );
+        let (st, _, body) = call(
+            app.clone(),
+            req("GET", "/v1/projects/zz/status", Some("tok-b"), ""),
+        )
+        .await;
+        assert_eq!(
+            (st, code(&body).as_str()),
+            (StatusCode::NOT_FOUND, "not_found")
+        );
+        let (st, _, body) = call(
+            app.clone(),
+            req("GET", "/v1/projects/a/status", Some("tok-a-r"), ""),
+        )
+        .await;
+        assert_eq!(st, StatusCode::OK);
+        let v: serde_json::Value = serde_json::from_slice(&body).expect("json");
+        assert_eq!(v["project"], "a");
+        assert_eq!(v["entries"], 0);
+        let (st, _, body) =
+            call(app.clone(), req("GET", "/v1/projects", Some("tok-a-r"), "")).await;
+        assert_eq!(st, StatusCode::OK);
+        let v: serde_json::Value = serde_json::from_slice(&body).expect("json");
+        assert_eq!(v["projects"].as_array().map(Vec::len), Some(1));
+        // No artifact yet: 503 with the stable error shape.
+        let (st, _, body) = call(
+            app.clone(),
+            req("GET", "/v1/projects/a/index", Some("tok-a-r"), ""),
+        )
+        .await;
+        assert_eq!(
+            (st, code(&body).as_str()),
+            (StatusCode::SERVICE_UNAVAILABLE, "unavailable")
+        );
+        let e = r#"{"topic":"ops","title":"t","body":"b"}"#;
+        let (st, _, body) = call(
+            app.clone(),
+            req("POST", "/v1/projects/a/entries", Some("tok-a-r"), e),
+        )
+        .await;
+        assert_eq!(
+            (st, code(&body).as_str()),
+            (StatusCode::FORBIDDEN, "forbidden")
+        );
+        let (st, _, body) = call(
+            app,
+            req("POST", "/v1/projects/a/refresh", Some("tok-a-r"), ""),
+        )
+        .await;
+        assert_eq!(
+            (st, code(&body).as_str()),
+            (StatusCode::FORBIDDEN, "forbidden")
+        );
+        s.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn write_then_download_with_etag_and_loopback_default() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let s = state(dir.path(), true).await;
+        let loopback = app(s.clone()).layer(MockConnectInfo(SocketAddr::from(([127, 0, 0, 1], 9))));
+        let remote = app(s.clone()).layer(MockConnectInfo(SocketAddr::from(([10, 0, 0, 1], 9))));
+        let e = r#"{"topic":"ops","title":"Deploy freeze","body":"No deploys on Friday.","tags":["ops"]}"#;
+        let (st, _, body) = call(remote, req("POST", "/v1/projects/b/entries", None, e)).await;
+        assert_eq!(
+            (st, code(&body).as_str()),
+            (StatusCode::UNAUTHORIZED, "unauthorized")
+        );
+        let mut r = req("POST", "/v1/projects/b/entries", None, e);
+        r.headers_mut()
+            .insert("idempotency-key", HeaderValue::from_static("k1"));
+        let (st, _, body) = call(loopback.clone(), r).await;
+        assert_eq!(
+            st,
+            StatusCode::CREATED,
+            "{}",
+            String::from_utf8_lossy(&body)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&body).expect("json");
+        assert_eq!(v["path"], "ops/deploy-freeze.md");
+        assert_eq!(v["generation"], 1);
+        let mut r = req("POST", "/v1/projects/b/entries", None, e);
+        r.headers_mut()
+            .insert("idempotency-key", HeaderValue::from_static("k1"));
+        let (st, _, again) = call(loopback.clone(), r).await;
+        assert_eq!(st, StatusCode::OK);
+        assert_eq!(again, body);
+        let (st, h, bytes) = call(
+            loopback.clone(),
+            req("GET", "/v1/projects/b/index", None, ""),
+        )
+        .await;
+        assert_eq!(st, StatusCode::OK);
+        assert_eq!(h["content-type"], INDEX_CONTENT_TYPE);
+        assert_eq!(h["x-helix-generation"], "1");
+        assert_eq!(h["x-helix-commit"], v["commit"].as_str().expect("commit"));
+        let etag = h["etag"].clone();
+        assert_eq!(
+            etag.to_str().expect("ascii"),
+            format!("\"{}\"", crate::store::content_hash(&bytes))
+        );
+        let mut r = req("GET", "/v1/projects/b/index", None, "");
+        r.headers_mut().insert("if-none-match", etag.clone());
+        let (st, h, body) = call(loopback.clone(), r).await;
+        assert_eq!(st, StatusCode::NOT_MODIFIED);
+        assert_eq!(h["etag"], etag);
+        assert!(body.is_empty());
+        let (st, _, body) = call(
+            loopback,
+            req("POST", "/v1/projects/b/entries", None, "{not json"),
+        )
+        .await;
+        assert_eq!(
+            (st, code(&body).as_str()),
+            (StatusCode::BAD_REQUEST, "bad_request")
+        );
+        s.shutdown().await;
+    }
 }

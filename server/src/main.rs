@@ -132,6 +132,7 @@ fn serve(
         .build()
         .context("cannot start the async runtime")?;
     rt.block_on(async move {
+        let shutdown = helix_server::shutdown_signal().context("cannot install signal handlers")?;
         let listener = tokio::net::TcpListener::bind(cfg.listen)
             .await
             .with_context(|| format!("cannot listen on {}", cfg.listen))?;
@@ -145,6 +146,6 @@ fn serve(
             tracing::info!(projects = cfg.projects.len(), "listening on http://{addr}");
         }
         println!("listening on http://{addr}");
-        helix_server::serve(cfg, listener, helix_server::shutdown_signal()).await
+        helix_server::serve(cfg, listener, shutdown).await
     })
 }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use gix::ObjectId;
-use helix_index_format::{BuildInfo, Diagnostic, Entry, GitMeta, NewEntry};
+use helix_index_format::{BuildInfo, Diagnostic, Entry, NewEntry};
 use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 
