@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# helix-server benchmarks on loopback with a 10k-entry project (entries replicated from
+# ../shared/corpora/til under new paths): conditional GETs/s (304), full downloads/s,
+# one-entry commit -> served artifact latency after refresh, store throughput with 50
+# concurrent writers. Needs: git, curl, wrk. Prints a Markdown summary on stdout.
+#
+# Usage: server/benches/bench.sh [DURATION_SECONDS]
+set -euo pipefail
+
+DUR=${1:-10}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+CORPUS=${HELIX_BENCH_CORPUS:-$ROOT/../shared/corpora/til}
+ENTRIES=${HELIX_BENCH_ENTRIES:-10000}
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target-server}
+BIN=$CARGO_TARGET_DIR/release/helix-server
+
+log() { echo "bench: $*" >&2; }
+command -v wrk >/dev/null || { echo "wrk is needed (apt-get install -y wrk)" >&2; exit 1; }
+
+log "building release binary"
+(cd "$ROOT" && cargo build --release -q -p helix-server)
+
+WORK=$(mktemp -d)
+SERVER_PID=
+cleanup() {
+  if [ -n "$SERVER_PID" ]; then kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com
+export GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com
+
+log "generating a $ENTRIES-entry upstream from $CORPUS"
+git init -q --bare -b main "$WORK/up.git"
+git init -q -b main "$WORK/src"
+n=0
+round=0
+while [ "$n" -lt "$ENTRIES" ]; do
+  while IFS= read -r f; do
+    [ "$n" -ge "$ENTRIES" ] && break
+    rel=${f#"$CORPUS"/}
+    topic=${rel%%/*}
+    rest=${rel#*/}
+    dest="$WORK/src/${topic}-r${round}/${rest}"
+    mkdir -p "$(dirname "$dest")"
+    cp "$f" "$dest"
+    n=$((n + 1))
+  done < <(find "$CORPUS" -mindepth 2 -name '*.md' | sort)
+  round=$((round + 1))
+done
+MD_BYTES=$(du -sb "$WORK/src" | cut -f1)
+(cd "$WORK/src" && git add -A && git commit -q -m "bench corpus" && git push -q "$WORK/up.git" main)
+
+cat > "$WORK/server.toml" <<EOF
+[[projects]]
+name = "bench"
+upstream = "$WORK/up.git"
+poll_interval_secs = 3600
+EOF
+TOKEN=$("$BIN" --config "$WORK/server.toml" token add --project bench --name bench --scope read,write 2>/dev/null)
+
+log "starting server"
+"$BIN" --config "$WORK/server.toml" --data-dir "$WORK/data" --listen 127.0.0.1:0 \
+  > "$WORK/stdout" 2> "$WORK/server.log" &
+SERVER_PID=$!
+for _ in $(seq 1 200); do grep -q listening "$WORK/stdout" 2>/dev/null && break; sleep 0.05; done
+URL=$(sed -n 's/^listening on //p' "$WORK/stdout")
+AUTH="Authorization: Bearer $TOKEN"
+
+t0=$(date +%s.%N)
+until [ "$(curl -s -o /dev/null -w '%{http_code}' -H "$AUTH" "$URL/v1/projects/bench/index")" = 200 ]; do sleep 0.05; done
+t1=$(date +%s.%N)
+STATUS=$(curl -s -H "$AUTH" "$URL/v1/projects/bench/status")
+ETAG=$(curl -s -D - -o /dev/null -H "$AUTH" "$URL/v1/projects/bench/index" | tr -d '\r' | sed -n 's/^etag: //Ip')
+ART_BYTES=$(curl -s -o /dev/null -w '%{size_download}' -H "$AUTH" "$URL/v1/projects/bench/index")
+log "initial ingest: $(echo "$t1 - $t0" | bc) s; status: $STATUS"
+
+rps() { sed -n 's/^Requests\/sec: *//p'; }
+lat() { awk '/Latency/ {print $2; exit}'; }
+
+log "conditional GETs (304)"
+W304=$(wrk -t2 -c32 -d"${DUR}s" -H "$AUTH" -H "If-None-Match: $ETAG" "$URL/v1/projects/bench/index")
+echo "$W304" >&2
+log "full downloads"
+W200=$(wrk -t2 -c32 -d"${DUR}s" -H "$AUTH" "$URL/v1/projects/bench/index")
+echo "$W200" >&2
+
+log "one-entry commit -> served artifact after refresh"
+LAT=()
+for i in 1 2 3 4 5; do
+  (cd "$WORK/src" && mkdir -p bench-new && printf '# Fresh note %s\n\nSomething learned in round %s.\n' "$i" "$i" > "bench-new/fresh-$i.md" \
+    && git add -A && git commit -q -m "fresh $i" && git push -q "$WORK/up.git" main)
+  want=$(git -C "$WORK/up.git" rev-parse main)
+  s=$(date +%s.%N)
+  curl -s -o /dev/null -X POST -H "$AUTH" "$URL/v1/projects/bench/refresh"
+  until [ "$(curl -s -o /dev/null -D - -H "$AUTH" "$URL/v1/projects/bench/index" | tr -d '\r' | sed -n 's/^x-helix-commit: //Ip')" = "$want" ]; do :; done
+  e=$(date +%s.%N)
+  LAT+=("$(echo "$e - $s" | bc)")
+done
+log "refresh latencies: ${LAT[*]}"
+
+log "store throughput, 50 concurrent writers"
+cat > "$WORK/post.lua" <<'EOF'
+local counter = 0
+local threads = {}
+function setup(thread)
+  thread:set("tid", #threads)
+  table.insert(threads, thread)
+end
+function init(args)
+  wrk.method = "POST"
+  wrk.headers["Content-Type"] = "application/json"
+end
+request = function()
+  counter = counter + 1
+  local body = string.format('{"topic":"bench-writes","title":"Stored note %s-%d","body":"Learned thing number %s-%d the hard way."}', tid, counter, tid, counter)
+  return wrk.format(nil, nil, nil, body)
+end
+EOF
+BEFORE=$(git -C "$WORK/up.git" ls-tree -r --name-only main | grep -c '^bench-writes/' || true)
+WPOST=$(wrk -t2 -c50 -d"${DUR}s" --timeout 30s -s "$WORK/post.lua" -H "$AUTH" "$URL/v1/projects/bench/entries")
+echo "$WPOST" >&2
+sleep 1
+AFTER=$(git -C "$WORK/up.git" ls-tree -r --name-only main | grep -c '^bench-writes/' || true)
+COMMITS=$(git -C "$WORK/up.git" rev-list --count main)
+git -C "$WORK/up.git" fsck --no-dangling -q >&2 && FSCK=clean || FSCK=FAILED
+NON2XX=$(echo "$WPOST" | sed -n 's/^ *Non-2xx or 3xx responses: *//p')
+
+cat <<EOF
+| measure | result |
+|---|---|
+| entries / Markdown bytes / artifact bytes | $ENTRIES / $MD_BYTES / $ART_BYTES |
+| initial ingest (fetch+parse+compile), s | $(echo "$t1 - $t0" | bc) |
+| conditional GET (304), requests/s (wrk -t2 -c32 -d${DUR}s) | $(echo "$W304" | rps) (mean latency $(echo "$W304" | lat)) |
+| full download 200, requests/s (wrk -t2 -c32 -d${DUR}s) | $(echo "$W200" | rps) (mean latency $(echo "$W200" | lat)) |
+| one-entry commit -> new artifact served after refresh, s (5 runs) | ${LAT[*]} |
+| stores acknowledged/s, 50 writers (wrk -t2 -c50 -d${DUR}s) | $(echo "$WPOST" | rps) (mean latency $(echo "$WPOST" | lat); non-2xx: ${NON2XX:-0}) |
+| entries that landed in upstream git / commits on main / fsck | $((AFTER - BEFORE)) / $COMMITS / $FSCK |
+EOF
