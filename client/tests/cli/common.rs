@@ -259,6 +259,8 @@ pub struct Server {
     pub url: String,
     pub child: Child,
     pub dir: PathBuf,
+    /// `(project, token)` used by the test's own requests when loopback needs a token.
+    auth: Vec<(String, String)>,
     _tmp: TempDir,
 }
 
@@ -271,12 +273,22 @@ pub struct ProjectSpec<'a> {
 impl Server {
     /// Starts a server with these projects; loopback needs no token.
     pub fn start(projects: &[ProjectSpec<'_>]) -> Server {
+        Server::start_with_tokens(projects, true, &[]).0
+    }
+
+    /// Starts a server; `tokens` are `(project, holder, scopes)` created with
+    /// `helix-server token add` before start. Returns the plaintext tokens in order.
+    pub fn start_with_tokens(
+        projects: &[ProjectSpec<'_>],
+        anonymous_loopback: bool,
+        tokens: &[(&str, &str, &str)],
+    ) -> (Server, Vec<String>) {
         let bin = server_binary().expect(
             "helix-server binary not built: run `cargo build -p helix-server` (same target dir) first",
         );
         let tmp = tempfile::tempdir().expect("temp dir");
         let dir = tmp.path().to_path_buf();
-        let mut cfg = String::from("anonymous_loopback = true\n");
+        let mut cfg = format!("anonymous_loopback = {anonymous_loopback}\n");
         for p in projects {
             cfg.push_str(&format!(
                 "\n[[projects]]\nname = {:?}\npoll_interval_secs = 3600\n",
@@ -291,6 +303,30 @@ impl Server {
         }
         let cfg_path = dir.join("server.toml");
         std::fs::write(&cfg_path, cfg).expect("write server config");
+        let mut plain = Vec::new();
+        for (project, name, scopes) in tokens {
+            let o = Command::new(&bin)
+                .arg("--config")
+                .arg(&cfg_path)
+                .args([
+                    "token",
+                    "add",
+                    "--project",
+                    project,
+                    "--name",
+                    name,
+                    "--scope",
+                    scopes,
+                ])
+                .output()
+                .expect("spawn helix-server token add");
+            assert!(
+                o.status.success(),
+                "token add: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            plain.push(String::from_utf8_lossy(&o.stdout).trim().to_string());
+        }
         let mut child = Command::new(bin)
             .arg("--config")
             .arg(&cfg_path)
@@ -318,22 +354,38 @@ impl Server {
             .strip_prefix("listening on ")
             .unwrap_or_else(|| panic!("unexpected server output: {line:?}"))
             .to_string();
+        let auth = tokens
+            .iter()
+            .zip(&plain)
+            .map(|((p, _, _), t)| (p.to_string(), t.clone()))
+            .collect();
         let server = Server {
             url,
             child,
             dir,
+            auth,
             _tmp: tmp,
         };
         for p in projects {
             server.wait_ready(p.name);
         }
-        server
+        (server, plain)
+    }
+
+    fn bearer(&self, project: &str) -> Option<&str> {
+        self.auth
+            .iter()
+            .find(|(p, _)| p == project)
+            .map(|(_, t)| t.as_str())
     }
 
     /// Waits until the project serves an artifact (ingest is asynchronous).
     pub fn wait_ready(&self, project: &str) {
         for _ in 0..300 {
-            if let Some(code) = self.http_status(&format!("/v1/projects/{project}/index")) {
+            let path = format!("/v1/projects/{project}/index");
+            if let Some((code, _)) =
+                http_request(&self.url, "GET", &path, b"", self.bearer(project))
+            {
                 if code == 200 {
                     return;
                 }
@@ -345,7 +397,7 @@ impl Server {
 
     /// Status code of a GET (a raw HTTP/1.1 request; no client library needed).
     pub fn http_status(&self, path: &str) -> Option<u16> {
-        http_get(&self.url, path).map(|(code, _)| code)
+        http_request(&self.url, "GET", path, b"", None).map(|(code, _)| code)
     }
 
     /// `POST /v1/projects/{p}/refresh` and wait until the served commit changes.
@@ -356,6 +408,7 @@ impl Server {
             "POST",
             &format!("/v1/projects/{project}/refresh"),
             b"",
+            self.bearer(project),
         );
         for _ in 0..300 {
             if self.commit(project) != before {
@@ -368,8 +421,9 @@ impl Server {
 
     /// The commit the server currently serves for `project`.
     pub fn commit(&self, project: &str) -> String {
+        let path = format!("/v1/projects/{project}/status");
         let (_, body) =
-            http_get(&self.url, &format!("/v1/projects/{project}/status")).expect("status");
+            http_request(&self.url, "GET", &path, b"", self.bearer(project)).expect("status");
         let v: serde_json::Value = serde_json::from_slice(&body).expect("status JSON");
         v["commit"].as_str().unwrap_or("").to_string()
     }
@@ -384,18 +438,27 @@ impl Drop for Server {
 
 /// GET `path` from `base` (`http://host:port`), returning status and body.
 pub fn http_get(base: &str, path: &str) -> Option<(u16, Vec<u8>)> {
-    http_request(base, "GET", path, b"")
+    http_request(base, "GET", path, b"", None)
 }
 
 /// A minimal HTTP/1.1 request over std TCP (connection: close).
-pub fn http_request(base: &str, method: &str, path: &str, body: &[u8]) -> Option<(u16, Vec<u8>)> {
+pub fn http_request(
+    base: &str,
+    method: &str,
+    path: &str,
+    body: &[u8],
+    bearer: Option<&str>,
+) -> Option<(u16, Vec<u8>)> {
     use std::io::{Read, Write};
     let host = base.trim_start_matches("http://").trim_end_matches('/');
     let mut s = std::net::TcpStream::connect(host).ok()?;
     s.set_read_timeout(Some(std::time::Duration::from_secs(30)))
         .ok()?;
+    let auth = bearer
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
     let head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
         body.len()
     );
     s.write_all(head.as_bytes()).ok()?;

@@ -459,3 +459,103 @@ fn corrupt_truncated_and_foreign_downloads_are_rejected_and_the_old_artifact_kep
         );
     }
 }
+
+#[test]
+fn tokens_from_env_user_config_and_token_command() {
+    let tmp = tempfile::tempdir().unwrap();
+    let up1 = Upstream::new(&tmp.path().join("b"), BACKEND);
+    let up2 = Upstream::new(&tmp.path().join("o"), ORG);
+    let (server, tokens) = Server::start_with_tokens(
+        &[
+            ProjectSpec {
+                name: "backend",
+                upstream: Some(&up1.bare),
+            },
+            ProjectSpec {
+                name: "org",
+                upstream: Some(&up2.bare),
+            },
+        ],
+        false,
+        &[
+            ("backend", "reader", "read"),
+            ("backend", "ada", "read,write"),
+            ("org", "orgbot", "read"),
+        ],
+    );
+    let (read_tok, write_tok, org_tok) = (&tokens[0], &tokens[1], &tokens[2]);
+    let c = Client::new();
+    c.follow(&server.url, &["backend"]);
+
+    // No token: a clear 401 that says where a token goes.
+    let r = c.run(&["sync"]);
+    assert_eq!(r.code, Some(1), "{r:?}");
+    assert!(r.stderr.contains("401 unauthorized"), "{}", r.stderr);
+    assert!(r.stderr.contains("HELIX_TOKEN"), "{}", r.stderr);
+    assert!(r.stderr.contains("config.toml"), "{}", r.stderr);
+
+    // A token of another project: 403.
+    let r: super::common::Run = c
+        .cmd(&["sync"])
+        .env("HELIX_TOKEN", org_tok)
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(r.code, Some(1));
+    assert!(r.stderr.contains("403"), "{}", r.stderr);
+
+    // HELIX_TOKEN with read scope: downloads; pushing a store is forbidden and the entry kept.
+    let r: super::common::Run = c
+        .cmd(&["sync"])
+        .env("HELIX_TOKEN", read_tok)
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(r.code, Some(0), "{r:?}");
+    c.store(
+        "ci",
+        "Pin the toolchain",
+        "Pin rust-toolchain.toml so CI and laptops agree.",
+    );
+    let r: super::common::Run = c
+        .cmd(&["sync"])
+        .env("HELIX_TOKEN", read_tok)
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(r.code, Some(1), "{r:?}");
+    assert!(r.stderr.contains("403"), "{}", r.stderr);
+    assert!(r.stderr.contains("1 pending kept"), "{}", r.stderr);
+
+    // Token in the user config for this server: the push goes through.
+    let cfg_dir = c.config_home().join("helix");
+    std::fs::create_dir_all(&cfg_dir).unwrap();
+    std::fs::write(
+        cfg_dir.join("config.toml"),
+        format!("[servers.{:?}]\ntoken = {write_tok:?}\n", server.url),
+    )
+    .unwrap();
+    let r = c.run(&["sync"]).ok();
+    assert!(r.stdout.contains("pushed 1 pending"), "{}", r.stdout);
+    assert!(up1.files().contains(&"ci/pin-the-toolchain.md".to_string()));
+
+    // token_command: the command's output is the token.
+    std::fs::write(
+        cfg_dir.join("config.toml"),
+        format!(
+            "[servers.{:?}]\ntoken_command = \"echo {read_tok}\"\n",
+            server.url
+        ),
+    )
+    .unwrap();
+    let r = c.run(&["sync"]).ok();
+    assert!(r.stdout.contains("up to date"), "{}", r.stdout);
+    let d = c.run(&["doctor"]);
+    assert!(d.stdout.contains("ok    token for"), "{}", d.stdout);
+    assert!(
+        d.stdout.contains("ok    project backend readable"),
+        "{}",
+        d.stdout
+    );
+    assert!(d.stdout.contains("checksum ok"), "{}", d.stdout);
+}
