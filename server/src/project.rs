@@ -269,6 +269,8 @@ struct Worker {
     idem: BTreeMap<String, (u64, WriteAck)>,
     idem_seq: u64,
     idem_path: PathBuf,
+    /// Whether commit messages were scanned for idempotency keys (after the first fetch).
+    scanned: bool,
 }
 
 impl Worker {
@@ -289,8 +291,12 @@ impl Worker {
             idem: BTreeMap::new(),
             idem_seq: 0,
             idem_path,
+            scanned: false,
         };
         w.load_idempotency();
+        if w.repo.upstream.is_none() {
+            w.scan_commit_keys();
+        }
         Ok(w)
     }
 
@@ -302,8 +308,7 @@ impl Worker {
         self.project.cfg.subdir_prefix()
     }
 
-    /// Loads the persisted keys, then adds keys found in recent commit messages: a write
-    /// committed just before a crash is still recognised when the client retries it.
+    /// Loads the persisted keys (written before any write is acknowledged).
     fn load_idempotency(&mut self) {
         if let Ok(bytes) = std::fs::read(&self.idem_path) {
             match serde_json::from_slice::<BTreeMap<String, (u64, WriteAck)>>(&bytes) {
@@ -314,6 +319,14 @@ impl Worker {
             }
         }
         self.idem_seq = self.idem.values().map(|v| v.0).max().unwrap_or(0);
+    }
+
+    /// Adds keys found in recent commit messages of the branch: a write committed (and
+    /// pushed) just before a crash is still recognised when the client retries it. For an
+    /// upstream project this runs after the first successful fetch, so a local commit that
+    /// never reached the upstream (and is dropped by the fetch) does not count.
+    fn scan_commit_keys(&mut self) {
+        self.scanned = true;
         let Ok(Some(tip)) = self.repo.tip() else {
             return;
         };
@@ -449,6 +462,10 @@ impl Worker {
             match r {
                 Ok(t) => {
                     st.error = None;
+                    drop(st);
+                    if !self.scanned {
+                        self.scan_commit_keys();
+                    }
                     t
                 }
                 Err(e) => {
@@ -588,6 +605,46 @@ impl Worker {
         }
         if groups.is_empty() {
             return;
+        }
+        if !self.scanned {
+            // Keys of writes pushed just before a crash are only known after a fetch.
+            match self.repo.fetch() {
+                Ok(_) => self.scan_commit_keys(),
+                Err(e) => {
+                    let err = AppError::unavailable(format!("cannot fetch the upstream: {e:#}"));
+                    self.metrics.write(&project, "failed", groups.len() as u64);
+                    for (job, extra) in groups {
+                        for r in extra {
+                            let _ = r.send(Err(err.clone()));
+                        }
+                        let _ = job.reply.send(Err(err.clone()));
+                    }
+                    return;
+                }
+            }
+            // Replays among this batch are answered from the recovered keys.
+            let mut rest = Vec::new();
+            for (job, extra) in groups {
+                match job.key.as_ref().and_then(|k| self.idem.get(k)) {
+                    Some((_, ack)) => {
+                        for r in extra {
+                            let _ = r.send(Ok(WriteReply {
+                                created: false,
+                                ack: ack.clone(),
+                            }));
+                        }
+                        let _ = job.reply.send(Ok(WriteReply {
+                            created: false,
+                            ack: ack.clone(),
+                        }));
+                    }
+                    None => rest.push((job, extra)),
+                }
+            }
+            groups = rest;
+            if groups.is_empty() {
+                return;
+            }
         }
         let started = Instant::now();
         match self.commit_batch(&groups) {
