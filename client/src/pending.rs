@@ -263,14 +263,115 @@ fn lock(dir: &Path) -> Result<std::fs::File> {
     Ok(f)
 }
 
-/// Rebuilds `overlay.hix` of `project` from its pending files (removes it when none).
-/// Serialised with a lock file so two concurrent stores never lose each other's entry.
+/// An entry the server acknowledged, kept in the overlay until a synced artifact of at
+/// least `generation` is in the cache (so it never disappears between push and download).
+#[derive(Debug, Clone)]
+pub struct Acked {
+    pub key: String,
+    pub path: PathBuf,
+    /// The id the server gave it.
+    pub id: String,
+    /// The generation of the server's artifact that contains it.
+    pub generation: u64,
+}
+
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct AckedMeta {
+    id: String,
+    generation: u64,
+}
+
+fn acked_dir(project: &str) -> PathBuf {
+    crate::paths::pending_dir(project).join("acked")
+}
+
+/// Moves an acknowledged pending file out of the push queue into `acked/`, remembering the
+/// server's id and generation. A crash before the move only means one more (idempotent) POST.
+pub fn mark_acked(project: &str, file: &PendingFile, id: &str, generation: u64) -> Result<()> {
+    let dir = acked_dir(project);
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let meta = serde_json::to_vec(&AckedMeta {
+        id: id.to_string(),
+        generation,
+    })
+    .expect("serialising a plain struct cannot fail");
+    crate::paths::write_atomic(&dir.join(format!("{}.json", file.key)), &meta)?;
+    std::fs::rename(&file.path, dir.join(format!("{}.md", file.key)))
+        .with_context(|| format!("moving {} to {}", file.path.display(), dir.display()))?;
+    Ok(())
+}
+
+/// Acknowledged entries of `project` still waiting for a synced artifact.
+pub fn list_acked(project: &str) -> Vec<Acked> {
+    let dir = acked_dir(project);
+    let Ok(rd) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for de in rd.flatten() {
+        let path = de.path();
+        let Some(key) = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_suffix(".md"))
+        else {
+            continue;
+        };
+        let Ok(meta) = std::fs::read(dir.join(format!("{key}.json"))) else {
+            continue;
+        };
+        let Ok(meta) = serde_json::from_slice::<AckedMeta>(&meta) else {
+            continue;
+        };
+        out.push(Acked {
+            key: key.to_string(),
+            path: path.clone(),
+            id: meta.id,
+            generation: meta.generation,
+        });
+    }
+    out.sort_by(|a, b| a.key.cmp(&b.key));
+    out
+}
+
+/// Forgets acknowledged entries that the cached artifact (of `synced_generation`) now
+/// contains, and rebuilds the overlay if anything changed. Returns how many were dropped.
+pub fn drop_acked(project: &str, synced_generation: u64) -> Result<usize> {
+    let mut dropped = 0;
+    for a in list_acked(project) {
+        if a.generation <= synced_generation {
+            let _ = std::fs::remove_file(&a.path);
+            let _ = std::fs::remove_file(a.path.with_extension("json"));
+            dropped += 1;
+        }
+    }
+    if dropped > 0 {
+        rebuild_overlay(project)?;
+    }
+    Ok(dropped)
+}
+
+fn overlay_entry(path: &Path, id: &str, key: &str, marker: &str) -> Option<Entry> {
+    let text = std::fs::read(path).ok()?;
+    // Pending files always carry `topic:`, so the parse path only supplies the id.
+    let mut e = helix_index_format::parse_entry(id, &text, None).ok()?;
+    e.id = id.to_string();
+    e.date = key.split('-').next().and_then(|s| s.parse().ok());
+    e.extra
+        .insert(marker.into(), serde_json::Value::String(key.to_string()));
+    Some(e)
+}
+
+/// Rebuilds `overlay.hix` of `project` from its pending and acknowledged-but-not-yet-synced
+/// files (removes it when there are none). Serialised with a lock file so two concurrent
+/// stores never lose each other's entry.
 pub fn rebuild_overlay(project: &str) -> Result<()> {
     let dir = crate::paths::pending_dir(project);
     let _guard = lock(&dir)?;
     let pending = list(project)?;
+    let acked = list_acked(project);
     let overlay = dir.join(OVERLAY_FILE);
-    if pending.is_empty() {
+    if pending.is_empty() && acked.is_empty() {
         match std::fs::remove_file(&overlay) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -278,21 +379,18 @@ pub fn rebuild_overlay(project: &str) -> Result<()> {
         }
         return Ok(());
     }
-    // Newest wins when two pending entries would get the same id.
+    // Newest wins when two entries would get the same id (keys sort by time).
     let mut by_id: std::collections::BTreeMap<String, Entry> = std::collections::BTreeMap::new();
+    for a in acked {
+        if let Some(e) = overlay_entry(&a.path, &a.id, &a.key, "acked_key") {
+            by_id.insert(a.id, e);
+        }
+    }
     for p in pending {
         let id = entry_id(&p.new);
-        let text = std::fs::read(&p.path).unwrap_or_default();
-        let Ok(mut e) = helix_index_format::parse_entry(&id, &text, None) else {
-            continue;
-        };
-        e.id = id.clone();
-        e.date = p.key.split('-').next().and_then(|s| s.parse().ok());
-        e.extra.insert(
-            "pending_key".into(),
-            serde_json::Value::String(p.key.clone()),
-        );
-        by_id.insert(id, e);
+        if let Some(e) = overlay_entry(&p.path, &id, &p.key, "pending_key") {
+            by_id.insert(id, e);
+        }
     }
     let entries: Vec<Entry> = by_id.into_values().collect();
     let info = BuildInfo {

@@ -296,9 +296,21 @@ fn push_pending(ctx: &Ctx<'_>, project: &str) -> Result<(usize, usize), Failure>
         };
         let status = resp.status();
         if status == reqwest::StatusCode::OK || status == reqwest::StatusCode::CREATED {
-            // Acknowledged: only now may the pending file go. A crash before this line
+            // Acknowledged: only now may the file leave the push queue. A crash before this
             // leaves it in place; the retry carries the same key and the server answers 200.
-            let _ = std::fs::remove_file(&f.path);
+            // It stays visible (overlay) until a synced artifact of that generation arrives.
+            #[derive(Deserialize)]
+            struct Created {
+                id: String,
+                generation: u64,
+            }
+            let created = resp.json::<Created>().ok();
+            let moved = created
+                .as_ref()
+                .is_some_and(|c| pending::mark_acked(project, &f, &c.id, c.generation).is_ok());
+            if !moved {
+                let _ = std::fs::remove_file(&f.path);
+            }
             pushed += 1;
         } else if status == reqwest::StatusCode::UNPROCESSABLE_ENTITY
             || status == reqwest::StatusCode::BAD_REQUEST
@@ -481,6 +493,12 @@ pub fn sync_project(
         Ok(v) => v,
         Err(f) => return fail(f),
     };
+    let generation = match &fetched {
+        Fetched::UpToDate(m) | Fetched::Updated { meta: m, .. } => m.generation,
+    };
+    if let Err(e) = pending::drop_acked(project, generation) {
+        eprintln!("helix: {project}: {e:#}");
+    }
     let mut line = match fetched {
         Fetched::UpToDate(m) => format!(
             "{project}: {}, commit {}, up to date",

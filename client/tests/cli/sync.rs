@@ -358,7 +358,19 @@ fn serve_raw(responses: Vec<(String, Vec<u8>)>) -> String {
             let Ok((mut s, _)) = l.accept() else { return };
             let mut buf = [0u8; 8192];
             let mut req = Vec::new();
-            while !req.windows(4).any(|w| w == b"\r\n\r\n") {
+            // Read the head and any body (Content-Length) so closing never resets the peer.
+            loop {
+                if let Some(end) = req.windows(4).position(|w| w == b"\r\n\r\n") {
+                    let head = String::from_utf8_lossy(&req[..end]).to_ascii_lowercase();
+                    let len: usize = head
+                        .lines()
+                        .find_map(|l| l.strip_prefix("content-length:"))
+                        .and_then(|v| v.trim().parse().ok())
+                        .unwrap_or(0);
+                    if req.len() >= end + 4 + len {
+                        break;
+                    }
+                }
                 match s.read(&mut buf) {
                     Ok(0) | Err(_) => break,
                     Ok(n) => req.extend_from_slice(&buf[..n]),
@@ -558,4 +570,80 @@ fn tokens_from_env_user_config_and_token_command() {
         d.stdout
     );
     assert!(d.stdout.contains("checksum ok"), "{}", d.stdout);
+}
+
+#[test]
+fn acknowledged_entry_stays_visible_until_the_synced_artifact_has_it() {
+    let c = Client::new();
+    let with_entry = artifact(
+        &c,
+        "backend",
+        &[
+            BACKEND[0],
+            (
+                "ci/pin-the-toolchain.md",
+                "---\ntitle: Pin the toolchain\n---\nPin rust-toolchain.toml.\n",
+            ),
+        ],
+    );
+    // `artifact` builds generation 0; rebuild the same tree as generation 7.
+    let src = c.tmp.path().join("src-backend");
+    let g7 = c.tmp.path().join("g7.hix");
+    c.run(&[
+        "build",
+        src.to_str().unwrap(),
+        "-o",
+        g7.to_str().unwrap(),
+        "--project",
+        "backend",
+        "--generation",
+        "7",
+    ])
+    .ok();
+    let g7 = read(&g7);
+    assert_ne!(g7, with_entry);
+    let created = br#"{"id":"ci/pin-the-toolchain.md","path":"ci/pin-the-toolchain.md","commit":"abc","generation":7}"#;
+    let url = serve_raw(vec![
+        (
+            format!(
+                "HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                created.len()
+            ),
+            created.to_vec(),
+        ),
+        (
+            "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: 63\r\nConnection: close\r\n\r\n"
+                .to_string(),
+            br#"{"error":{"code":"unavailable","message":"no artifact yet..."}}"#.to_vec(),
+        ),
+        ok_response(&g7, g7.len(), "g7"),
+    ]);
+    c.follow(&url, &["backend"]);
+    c.store("ci", "Pin the toolchain", "Pin rust-toolchain.toml.");
+
+    // Pushed and acknowledged, but the download failed: not pending, still searchable.
+    let r = c.run(&["sync"]);
+    assert_eq!(r.code, Some(1), "{r:?}");
+    assert!(
+        r.stderr.contains("503 unavailable: no artifact yet"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        c.run(&["status", "--json"]).ok().json()["projects"][0]["pending"],
+        0
+    );
+    assert_eq!(c.search("toolchain")[0]["id"], "ci/pin-the-toolchain.md");
+
+    // The artifact of generation 7 arrives: the overlay copy is dropped, the cache answers.
+    c.run(&["sync"]).ok();
+    assert!(!c.pending_dir("backend").join("overlay.hix").exists());
+    let hits = c.search("toolchain");
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0]["id"], "ci/pin-the-toolchain.md");
+    let e = c
+        .run(&["read", "ci/pin-the-toolchain.md", "--json"])
+        .ok()
+        .json();
+    assert_eq!(e["pending"], false);
 }
