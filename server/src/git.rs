@@ -357,7 +357,9 @@ impl Repo {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
-        if text.contains("rejected")
+        // `[rejected]` is git's own non-fast-forward refusal; `[remote rejected]` is a hook
+        // or policy saying no, which retrying does not fix (unless it is a lock race).
+        if text.contains("[rejected]")
             || text.contains("fetch first")
             || text.contains("non-fast-forward")
             || text.contains("stale info")

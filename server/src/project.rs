@@ -796,10 +796,19 @@ impl Worker {
                     tracing::info!(project = %self.name(), attempt, "upstream moved; fetching and re-applying");
                     last_reason = reason;
                     let _ = self.repo.reset_branch(commit, parent);
-                    if let Err(e) = self.repo.fetch() {
-                        return Err(AppError::unavailable(format!(
-                            "push was rejected and fetching the upstream failed: {e:#}"
-                        )));
+                    match self.repo.fetch() {
+                        Err(e) => {
+                            return Err(AppError::unavailable(format!(
+                                "push was rejected and fetching the upstream failed: {e:#}"
+                            )));
+                        }
+                        Ok(t) if t == parent => {
+                            // Not moved: retrying would be refused the same way.
+                            return Err(AppError::unavailable(format!(
+                                "push to the upstream was rejected: {last_reason}"
+                            )));
+                        }
+                        Ok(_) => {}
                     }
                 }
                 Err(e) => {

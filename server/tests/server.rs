@@ -1207,3 +1207,44 @@ fn sigterm_finishes_in_flight_writes_then_exits() {
     }
     fsck(&repo);
 }
+
+#[test]
+fn failed_push_is_reported_undone_and_retry_succeeds() {
+    let mut fx = Fixture::new();
+    let up = Upstream::new(&fx.root, "kb");
+    fx.configure(&[("kb", Some(&up.url()))], None);
+    let s = fx.start();
+    let head = up.head();
+    wait_status(&s, "kb", fx.tok("kb/reader"), |v| {
+        v["commit"] == head.as_str()
+    });
+    // The upstream refuses every push (not a non-fast-forward: a hook says no).
+    let hook = up.bare.join("hooks/pre-receive");
+    std::fs::write(&hook, "#!/bin/sh\necho 'pushes are frozen' >&2\nexit 1\n").expect("hook");
+    let mut perm = std::fs::metadata(&hook).expect("meta").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+    std::fs::set_permissions(&hook, perm).expect("chmod");
+    let c = client();
+    let body = json!({"topic": "ops", "title": "Frozen", "body": "Written while frozen."});
+    let (st, v) = post_entry(&c, &s, "kb", fx.tok("kb/alice"), Some("frozen-1"), &body);
+    assert_eq!(st, StatusCode::SERVICE_UNAVAILABLE, "{v}");
+    assert_eq!(v["error"]["code"], "unavailable");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("push"),
+        "{v}"
+    );
+    // Nothing reached the upstream and the server's branch was put back.
+    assert_eq!(up.head(), head);
+    let local = fx.data.join("projects/kb/repo.git");
+    assert_eq!(git(&local, &["rev-parse", "main"]).trim(), head);
+    // Thawed: the retry with the same key creates the entry once.
+    std::fs::remove_file(&hook).expect("unhook");
+    let (st, v) = post_entry(&c, &s, "kb", fx.tok("kb/alice"), Some("frozen-1"), &body);
+    assert_eq!(st, StatusCode::CREATED, "{v}");
+    assert_eq!(v["path"], "ops/frozen.md");
+    assert_eq!(up.head(), v["commit"].as_str().expect("commit"));
+    fsck(&up.bare);
+}
