@@ -87,11 +87,11 @@ fn git_meta(dir: &Path) -> (HashMap<String, GitMeta>, String) {
                 time,
                 author: author.to_string(),
             });
-        } else if !line.is_empty() {
-            if let Some(m) = &current {
-                // Newest commit first: the first time a path appears is its last change.
-                map.entry(line.to_string()).or_insert_with(|| m.clone());
-            }
+        } else if !line.is_empty()
+            && let Some(m) = &current
+        {
+            // Newest commit first: the first time a path appears is its last change.
+            map.entry(line.to_string()).or_insert_with(|| m.clone());
         }
     }
     (map, commit)

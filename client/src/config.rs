@@ -100,10 +100,10 @@ pub fn parse(file: &Path, text: &str) -> Result<ProjectConfig> {
                 );
             }
             let mut projects = raw.projects;
-            if let Some(p) = raw.project {
-                if !projects.contains(&p) {
-                    projects.insert(0, p);
-                }
+            if let Some(p) = raw.project
+                && !projects.contains(&p)
+            {
+                projects.insert(0, p);
             }
             if projects.is_empty() {
                 bail!(
@@ -215,10 +215,10 @@ impl UserConfig {
 /// The bearer token for `server`: `HELIX_TOKEN`, else the user config's `token`, else the
 /// output of its `token_command`. `Ok(None)` when none is configured.
 pub fn token_for(server: &str) -> Result<Option<String>> {
-    if let Ok(t) = std::env::var("HELIX_TOKEN") {
-        if !t.trim().is_empty() {
-            return Ok(Some(t.trim().to_string()));
-        }
+    if let Ok(t) = std::env::var("HELIX_TOKEN")
+        && !t.trim().is_empty()
+    {
+        return Ok(Some(t.trim().to_string()));
     }
     let user = UserConfig::load()?;
     let Some(s) = user.server(server) else {

@@ -258,6 +258,8 @@ fn lock(dir: &Path) -> Result<std::fs::File> {
         .write(true)
         .open(dir.join(".lock"))
         .with_context(|| format!("opening lock in {}", dir.display()))?;
+    // std's advisory file lock (flock): needs Rust 1.89; the toolchain here is newer.
+    #[allow(clippy::incompatible_msrv)]
     f.lock()
         .with_context(|| format!("locking {}", dir.display()))?;
     Ok(f)

@@ -383,12 +383,9 @@ impl Server {
     pub fn wait_ready(&self, project: &str) {
         for _ in 0..300 {
             let path = format!("/v1/projects/{project}/index");
-            if let Some((code, _)) =
-                http_request(&self.url, "GET", &path, b"", self.bearer(project))
-            {
-                if code == 200 {
-                    return;
-                }
+            let got = http_request(&self.url, "GET", &path, b"", self.bearer(project));
+            if got.is_some_and(|(code, _)| code == 200) {
+                return;
             }
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
@@ -480,10 +477,7 @@ pub fn http_request(
 
 fn dechunk(mut b: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
-    loop {
-        let Some(eol) = b.windows(2).position(|w| w == b"\r\n") else {
-            break;
-        };
+    while let Some(eol) = b.windows(2).position(|w| w == b"\r\n") {
         let size =
             usize::from_str_radix(String::from_utf8_lossy(&b[..eol]).trim(), 16).unwrap_or(0);
         if size == 0 {
