@@ -409,3 +409,68 @@ fn store_is_visible_at_once_through_the_overlay_and_validated() {
         2
     );
 }
+
+#[test]
+fn brief_status_read_and_doctor_outputs() {
+    let c = Client::new();
+    let d = c.run(&["doctor"]);
+    assert_eq!(d.code, Some(1));
+    assert!(d.stdout.contains("FIX   no configuration"), "{}", d.stdout);
+    assert!(d.stdout.contains(".helix.toml"), "{}", d.stdout);
+
+    write_files(&c.root.join("kb"), KNOWLEDGE);
+    c.run(&["init", "--local", "kb", "--project", "team"]).ok();
+    let st = c.run(&["status"]).ok();
+    assert!(
+        st.stdout
+            .contains("team: not synced yet (run `helix sync`)"),
+        "{}",
+        st.stdout
+    );
+    c.run(&["sync"]).ok();
+
+    let b = c.run(&["brief", "--json"]).ok().json();
+    assert_eq!(b["entries"], 3);
+    assert_eq!(b["topics"].as_array().unwrap().len(), 3);
+    let b = c.run(&["brief"]).ok();
+    assert!(
+        b.stdout.starts_with("3 entries in 3 topics"),
+        "{}",
+        b.stdout
+    );
+    assert!(b.stdout.contains("team:git (1)"), "{}", b.stdout);
+    let b = c.run(&["brief", "db", "--json"]).ok().json();
+    assert_eq!(b["entries"][0]["id"], "db/pool-exhaustion.md");
+
+    let st = c.run(&["status", "--json"]).ok().json();
+    assert_eq!(st["mode"], "local");
+    assert_eq!(st["projects"][0]["name"], "team");
+    assert_eq!(st["projects"][0]["entries"], 3);
+    let st = c.run(&["status"]).ok();
+    assert!(st.stdout.contains("team: 3 entries"), "{}", st.stdout);
+
+    let r = c.run(&["read", "team:git/rebase-onto.md"]).ok();
+    assert!(
+        r.stdout
+            .starts_with("# Rebase a branch onto another with --onto\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("git rebase --onto main feature~3 feature"),
+        "{}",
+        r.stdout
+    );
+    let r = c.run(&["read", "git/nope.md"]);
+    assert_ne!(r.code, Some(0));
+    assert!(r.stderr.contains("no entry `git/nope.md`"), "{}", r.stderr);
+
+    let d = c.run(&["doctor"]);
+    assert!(
+        d.stdout
+            .contains("ok    cache team: 3 entries, checksum ok"),
+        "{}",
+        d.stdout
+    );
+}
