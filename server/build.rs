@@ -11,13 +11,13 @@ fn collect(dir: &Path, root: &Path, out: &mut Vec<(String, PathBuf)>) {
         let p = e.path();
         if p.is_dir() {
             collect(&p, root, out);
-        } else if p.extension().is_some_and(|x| x == "md") {
-            if let Ok(rel) = p.strip_prefix(root) {
-                let rel = rel.to_string_lossy().replace('\\', "/");
-                // Only entries (inside a topic folder) are seeded; root-level Markdown is not.
-                if rel.contains('/') {
-                    out.push((rel, p.clone()));
-                }
+        } else if p.extension().is_some_and(|x| x == "md")
+            && let Ok(rel) = p.strip_prefix(root)
+        {
+            let rel = rel.to_string_lossy().replace('\\', "/");
+            // Only entries (inside a topic folder) are seeded; root-level Markdown is not.
+            if rel.contains('/') {
+                out.push((rel, p.clone()));
             }
         }
     }

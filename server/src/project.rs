@@ -59,6 +59,11 @@ pub struct WriteJob {
     pub reply: oneshot::Sender<Result<WriteReply, AppError>>,
 }
 
+/// Where a write's answer goes.
+pub type ReplyTx = oneshot::Sender<Result<WriteReply, AppError>>;
+/// A write and the replies of same-key repeats that share its result.
+type Group = (WriteJob, Vec<ReplyTx>);
+
 /// Work for a project's worker thread.
 #[derive(Debug)]
 pub enum Job {
@@ -206,10 +211,11 @@ impl Project {
                 "commit {commit:?} must be 4 to 64 hex digits"
             )));
         }
-        if let Some(c) = self.current() {
-            if c.info.commit.starts_with(&commit) {
-                return Ok(Some(c));
-            }
+        if let Some(c) = self
+            .current()
+            .filter(|c| c.info.commit.starts_with(&commit))
+        {
+            return Ok(Some(c));
         }
         let kept = read(&self.pointer).kept.clone();
         let matches: Vec<&ArtifactInfo> = kept
@@ -494,10 +500,8 @@ impl Worker {
             return Ok(None);
         };
         let hex = tip.to_string();
-        if let Some(c) = self.project.current() {
-            if c.info.commit == hex {
-                return Ok(Some(c.info.clone()));
-            }
+        if let Some(c) = self.project.current().filter(|c| c.info.commit == hex) {
+            return Ok(Some(c.info.clone()));
         }
         let prefix = self.prefix();
         let files = self.repo.list_files(tip, prefix.as_deref())?;
@@ -581,8 +585,7 @@ impl Worker {
         let project = self.name();
         // Replays of known keys answer at once; repeats of a key inside this batch share
         // the first one's commit.
-        let mut groups: Vec<(WriteJob, Vec<oneshot::Sender<Result<WriteReply, AppError>>>)> =
-            Vec::new();
+        let mut groups: Vec<Group> = Vec::new();
         for job in jobs {
             if let Some(k) = &job.key {
                 if let Some((_, ack)) = self.idem.get(k) {
@@ -695,10 +698,7 @@ impl Worker {
 
     /// Commits the batch onto the branch tip and pushes it; on a moved upstream, fetches and
     /// re-applies (choosing paths again) a bounded number of times.
-    fn commit_batch(
-        &mut self,
-        groups: &[(WriteJob, Vec<oneshot::Sender<Result<WriteReply, AppError>>>)],
-    ) -> Result<(ObjectId, Vec<String>), AppError> {
+    fn commit_batch(&mut self, groups: &[Group]) -> Result<(ObjectId, Vec<String>), AppError> {
         let internal = |e: anyhow::Error| AppError::internal(format!("{e:#}"));
         let prefix = self.prefix();
         let mut last_reason = String::new();

@@ -160,10 +160,10 @@ impl ArtifactStore {
         };
         for e in rd.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            if let Some(hash) = name.strip_suffix(".hix") {
-                if !ptr.kept.iter().any(|k| k.hash == hash) {
-                    let _ = std::fs::remove_file(e.path());
-                }
+            if let Some(hash) = name.strip_suffix(".hix")
+                && !ptr.kept.iter().any(|k| k.hash == hash)
+            {
+                let _ = std::fs::remove_file(e.path());
             }
         }
     }

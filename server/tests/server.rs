@@ -226,12 +226,12 @@ fn wait_status(s: &Server, project: &str, token: &str, pred: impl Fn(&Value) -> 
             .get(s.u(&format!("/v1/projects/{project}/status")))
             .bearer_auth(token)
             .send();
-        if let Ok(r) = r {
-            if r.status() == StatusCode::OK {
-                let v: Value = r.json().expect("status json");
-                if pred(&v) {
-                    return v;
-                }
+        if let Ok(r) = r
+            && r.status() == StatusCode::OK
+        {
+            let v: Value = r.json().expect("status json");
+            if pred(&v) {
+                return v;
             }
         }
         assert!(
@@ -748,11 +748,11 @@ fn kill_during_writes_and_ingest_then_restart_keeps_everything_acknowledged() {
                 .header("Idempotency-Key", format!("crash-{i}"))
                 .json(&body)
                 .send();
-            if let Ok(r) = r {
-                if r.status() == StatusCode::CREATED {
-                    let v: Value = r.json().expect("json");
-                    acked.lock().expect("lock").push((i, v));
-                }
+            if let Ok(r) = r
+                && r.status() == StatusCode::CREATED
+            {
+                let v: Value = r.json().expect("json");
+                acked.lock().expect("lock").push((i, v));
             }
         }));
     }
