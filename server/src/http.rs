@@ -32,6 +32,9 @@ use crate::store::Served;
 /// Media type of artifact downloads.
 pub const INDEX_CONTENT_TYPE: &str = "application/vnd.helix.index";
 
+/// Largest webhook body accepted by `/refresh`.
+pub const WEBHOOK_BODY_LIMIT: usize = 25 * 1024 * 1024;
+
 /// Everything handlers share.
 #[derive(Debug, Clone)]
 pub struct AppState(Arc<Inner>);
@@ -97,7 +100,11 @@ pub fn app(state: AppState) -> Router {
         .route("/v1/projects/{project}/index", get(get_index))
         .route("/v1/projects/{project}/status", get(get_status))
         .route("/v1/projects/{project}/entries", post(post_entry))
-        .route("/v1/projects/{project}/refresh", post(refresh))
+        // GitHub push payloads can be far larger than an entry.
+        .route(
+            "/v1/projects/{project}/refresh",
+            post(refresh).layer(DefaultBodyLimit::max(WEBHOOK_BODY_LIMIT)),
+        )
         .route_layer(middleware::from_fn_with_state(state.clone(), track))
         .fallback(fallback)
         .method_not_allowed_fallback(method_not_allowed)
@@ -449,7 +456,7 @@ async fn refresh(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, AppError> {
-    let body = body.map_err(|e| body_error(e, state.config.max_body_bytes))?;
+    let body = body.map_err(|e| body_error(e, WEBHOOK_BODY_LIMIT))?;
     let p = if let Some(sig) = headers.get("x-hub-signature-256") {
         let p = find_project(&state, &project)?;
         let Some(secret) = &p.cfg.webhook_secret else {
