@@ -1248,3 +1248,47 @@ fn failed_push_is_reported_undone_and_retry_succeeds() {
     assert_eq!(up.head(), v["commit"].as_str().expect("commit"));
     fsck(&up.bare);
 }
+
+#[test]
+fn subdir_project_reads_and_writes_only_under_its_folder() {
+    let mut fx = Fixture::new();
+    let up = Upstream::new(&fx.root, "mono");
+    up.commit(
+        "Alice Smith",
+        &[
+            (
+                "knowledge/build/linker.md",
+                "# Linker\n\nUse mold for faster links.\n",
+            ),
+            ("knowledge/README.md", "# Not an entry\n"),
+        ],
+        "knowledge folder",
+    );
+    fx.configure(&[("mono", Some(&up.url()))], None);
+    let text = std::fs::read_to_string(&fx.config).expect("config");
+    let text = text.replacen(
+        "name = \"mono\"",
+        "name = \"mono\"\nsubdir = \"knowledge\"",
+        1,
+    );
+    std::fs::write(&fx.config, text).expect("config");
+    let s = fx.start();
+    let tok = fx.tok("mono/reader").to_string();
+    let head = up.head();
+    let st = wait_status(&s, "mono", &tok, |v| v["commit"] == head.as_str());
+    assert_eq!(st["entries"], 1, "{st}");
+    let (_, _, bytes, _) = get_index(&s, "mono", &tok);
+    assert_eq!(entry_ids(&bytes), ["build/linker.md".to_string()].into());
+    let (st, v) = post_entry(
+        &client(),
+        &s,
+        "mono",
+        fx.tok("mono/bob"),
+        None,
+        &json!({"topic": "build", "title": "Linker", "body": "Also try lld."}),
+    );
+    assert_eq!(st, StatusCode::CREATED, "{v}");
+    assert_eq!(v["id"], "build/linker-2.md");
+    assert_eq!(v["path"], "knowledge/build/linker-2.md");
+    assert!(tree_files(&up.bare, "main").contains_key("knowledge/build/linker-2.md"));
+}
