@@ -41,7 +41,7 @@ git -C "$KB" init -q -b main
 git -C "$KB" add -A
 git -C "$KB" -c user.name=bench -c user.email=bench@helix.invalid commit -q -m "bench corpus"
 git clone -q --bare "$KB" "$WORK/upstream.git"
-echo "corpus: $count entries, $(du -sh "$KB" --exclude=.git | cut -f1) of Markdown" >&2
+echo "corpus: $count entries, $(du -sh --apparent-size --exclude=.git "$KB" | cut -f1) of Markdown" >&2
 
 cat > "$WORK/server.toml" <<TOML
 anonymous_loopback = true
@@ -75,6 +75,7 @@ done
 "$HELIX" search --json git rebase | grep -q '"id"' || { echo "search found nothing" >&2; exit 1; }
 
 CASES=(
+    "helix --version (process floor)|$HELIX --version"
     "sync-304|$HELIX sync --quiet"
     "search-configured|$HELIX search --json git rebase interactive"
     "search-index-file|$HELIX search --index $WORK/bench.hix --json git rebase interactive"

@@ -70,10 +70,7 @@ pub fn run(_a: Args) -> Result<ExitCode> {
                 false
             }
         };
-        let http = reqwest::blocking::Client::builder()
-            .connect_timeout(Duration::from_secs(3))
-            .timeout(Duration::from_secs(10))
-            .build()?;
+        let http = crate::sync::http_client(server, Duration::from_secs(10))?;
         match http.get(format!("{server}/healthz")).send() {
             Ok(r) if r.status().is_success() => out.ok(&format!("server {server} reachable")),
             Ok(r) => out.fix(
