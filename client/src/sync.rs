@@ -566,3 +566,78 @@ pub fn sync_all(cfg: &ProjectConfig, quiet: bool) -> Result<Vec<Report>> {
         .map(|p| sync_project(&http, server, token.as_deref(), p, &cfg.cache_dir(p), quiet))
         .collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use helix_index_format::{BuildInfo, Entry, SearchOptions};
+
+    fn artifact(project: &str, ids: &[&str]) -> Vec<u8> {
+        let entries: Vec<Entry> = ids
+            .iter()
+            .map(|id| Entry {
+                id: id.to_string(),
+                topic: id.split('/').next().unwrap().to_string(),
+                title: format!("About {id}"),
+                body: format!("unique words for {id} zebra"),
+                ..Default::default()
+            })
+            .collect();
+        let info = BuildInfo {
+            project: project.into(),
+            commit: "c0ffee".into(),
+            generation: 1,
+            build_time: 0,
+        };
+        helix_index_format::build(&entries, &info).unwrap()
+    }
+
+    #[test]
+    fn installing_over_a_mapped_artifact_leaves_the_old_mapping_readable() {
+        let dir = tempfile::tempdir().unwrap();
+        let tmp = dir.path().join("a.tmp");
+        std::fs::write(&tmp, artifact("p", &["a/one.md"])).unwrap();
+        install_artifact(&tmp, dir.path(), "p").unwrap();
+        let old = crate::knowledge::open_index(&dir.path().join(INDEX_FILE))
+            .unwrap()
+            .unwrap();
+
+        let tmp = dir.path().join("b.tmp");
+        std::fs::write(&tmp, artifact("p", &["b/two.md", "b/three.md"])).unwrap();
+        install_artifact(&tmp, dir.path(), "p").unwrap();
+
+        // The old mapping still sees the old inode, whole and valid.
+        old.verify().unwrap();
+        assert_eq!(old.len(), 1);
+        assert_eq!(
+            old.search("zebra", &SearchOptions::default()).unwrap()[0]
+                .entry
+                .id,
+            "a/one.md"
+        );
+        let new = crate::knowledge::open_index(&dir.path().join(INDEX_FILE))
+            .unwrap()
+            .unwrap();
+        assert_eq!(new.len(), 2);
+    }
+
+    #[test]
+    fn rejected_install_keeps_the_old_artifact_and_removes_the_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let tmp = dir.path().join("a.tmp");
+        let good = artifact("p", &["a/one.md"]);
+        std::fs::write(&tmp, &good).unwrap();
+        install_artifact(&tmp, dir.path(), "p").unwrap();
+        let tmp = dir.path().join("b.tmp");
+        std::fs::write(&tmp, artifact("q", &["a/one.md"])).unwrap();
+        let err = install_artifact(&tmp, dir.path(), "p")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("artifact is for project `q`, expected `p`"),
+            "{err}"
+        );
+        assert!(!tmp.exists());
+        assert_eq!(std::fs::read(dir.path().join(INDEX_FILE)).unwrap(), good);
+    }
+}

@@ -474,3 +474,41 @@ fn brief_status_read_and_doctor_outputs() {
         d.stdout
     );
 }
+
+#[test]
+fn concurrent_stores_all_reach_the_overlay() {
+    let c = Client::new();
+    c.follow("http://127.0.0.1:9", &["backend"]);
+    let children: Vec<_> = (0..8)
+        .map(|i| {
+            c.cmd(&[
+                "store",
+                "--topic",
+                "ops",
+                "--title",
+                &format!("Runbook step {i}"),
+                "--body",
+                &format!("Step {i} of the quokka runbook."),
+            ])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+        })
+        .collect();
+    for mut ch in children {
+        assert!(ch.wait().unwrap().success());
+    }
+    let r = c
+        .run(&["search", "--json", "--limit", "20", "quokka"])
+        .ok()
+        .json();
+    let mut ids: Vec<String> = r["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["id"].as_str().unwrap().to_string())
+        .collect();
+    ids.sort();
+    let want: Vec<String> = (0..8).map(|i| format!("ops/runbook-step-{i}.md")).collect();
+    assert_eq!(ids, want);
+}
