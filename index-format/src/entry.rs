@@ -1037,10 +1037,14 @@ fn inline_sources(body: &str) -> Vec<String> {
         while i + MARK.len() <= b.len() {
             if b[i] == b'[' && b[i..i + MARK.len()].eq_ignore_ascii_case(MARK) {
                 let start = i + MARK.len();
-                if let Some(len) = line[start..].find(']') {
-                    out.extend(line[start..start + len].split(',').map(str::to_string));
-                    i = start + len + 1;
-                    continue;
+                match line[start..].find(']') {
+                    Some(len) => {
+                        out.extend(line[start..start + len].split(',').map(str::to_string));
+                        i = start + len + 1;
+                        continue;
+                    }
+                    // No `]` later on this line: no later marker can close either.
+                    None => break,
                 }
             }
             i += 1;
@@ -1714,6 +1718,50 @@ Body text.
         let e = by_id("architecture/cache-entry-versioning.md");
         assert_eq!(e.sources[2], "src/cache/mod.rs");
         assert_eq!(e.extra["review"]["status"], json!("approved"));
+    }
+
+    /// Inputs shaped to make a naive scanner quadratic; they must finish (in well under a
+    /// second in release; there is no timing assertion, a hang would show as a stuck test).
+    #[test]
+    fn adversarial_inputs_near_the_size_limit_finish() {
+        // A quarter of the limit: enough for quadratic work to hang, quick when linear.
+        let n = MAX_ENTRY_BYTES / 4;
+        let fill = |unit: &str| unit.repeat(n / unit.len());
+        let bodies = [
+            fill("[source:"),
+            fill("[source: a"),
+            fill("#"),
+            fill("```\n"),
+            fill("x\n=\n"),
+            fill("- "),
+            fill("a"),
+        ];
+        for body in &bodies {
+            let _ = parse_entry("t/x.md", body.as_bytes(), None);
+            let _ = crate::validate::find_secret(body);
+        }
+        for front in [
+            fill("a"),
+            fill("k: v\n"),
+            fill("[a, "),
+            fill("- "),
+            fill("{a: "),
+            fill("&a x\n"),
+        ] {
+            let text = format!("---\n{front}\n---\nbody\n");
+            let text = &text[..text.len().min(MAX_ENTRY_BYTES)];
+            let _ = parse_entry("t/x.md", text.as_bytes(), None);
+        }
+        for secretish in [
+            "token=",
+            "eyJaaaaaaaaaaa.",
+            "AKIA",
+            "ghp_",
+            "sk-",
+            "password: ",
+        ] {
+            let _ = crate::validate::find_secret(&secretish.repeat(64 * 1024 / secretish.len()));
+        }
     }
 
     /// The real TIL corpus (no front matter): every note parses, title = first `# `

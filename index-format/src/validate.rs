@@ -451,8 +451,15 @@ fn assignment(b: &[u8]) -> Option<&'static str> {
         if matches!(b.get(v), Some(b'"' | b'\'' | b'`')) {
             v += 1;
         }
-        let n = run(b, v, |c| {
-            c.is_ascii_graphic() && !matches!(c, b'"' | b'\'' | b'`' | b',' | b';' | b')')
+        // Bounded: values longer than `looks_random` accepts need not be measured, and an
+        // unbounded run per `=` would make `a=a=a=…` quadratic.
+        let n = b.get(v..).map_or(0, |rest| {
+            rest.iter()
+                .take(513)
+                .take_while(|&&c| {
+                    c.is_ascii_graphic() && !matches!(c, b'"' | b'\'' | b'`' | b',' | b';' | b')')
+                })
+                .count()
         });
         let value = &b[v..v + n];
         if looks_random(value) {
