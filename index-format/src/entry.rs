@@ -988,13 +988,27 @@ fn first_heading(body: &str) -> Option<String> {
         {
             return Some(p.trim().to_string());
         }
-        prev = (!t.is_empty()
-            && indent <= 3
-            && !t.starts_with(['-', '*', '+', '>', '|', '<'])
-            && !t.starts_with(|c: char| c.is_ascii_digit()))
-        .then_some(line);
+        prev = (!t.is_empty() && indent <= 3 && !starts_block(t)).then_some(line);
     }
     None
+}
+
+/// Whether a (trimmed) line starts a list item, quote, table or HTML block, which a
+/// setext underline cannot turn into a heading.
+fn starts_block(t: &str) -> bool {
+    let b = t.as_bytes();
+    let marker_then_space = |n: usize| b.get(n).is_none_or(|c| *c == b' ' || *c == b'\t');
+    match b.first() {
+        Some(b'-' | b'*' | b'+') => marker_then_space(1),
+        Some(b'>' | b'|' | b'<') => true,
+        Some(c) if c.is_ascii_digit() => {
+            let digits = b.iter().take_while(|c| c.is_ascii_digit()).count();
+            digits <= 9
+                && matches!(b.get(digits), Some(b'.' | b')'))
+                && marker_then_space(digits + 1)
+        }
+        _ => false,
+    }
 }
 
 fn atx_heading(line: &str) -> Option<&str> {
@@ -1218,6 +1232,12 @@ mod tests {
         );
         assert_eq!(parse("t/x.md", "## Closed ##\nbody\n").title, "Closed");
         assert_eq!(parse("t/x.md", "#hashtag line\n# Real\n").title, "Real");
+        assert_eq!(parse("t/x.md", "2024 recap\n===\n").title, "2024 recap");
+        assert_eq!(parse("t/x.md", "-dash start\n===\n").title, "-dash start");
+        assert_eq!(
+            parse("t/lists.md", "- item\n---\n1. one\n===\n> q\n---\n").title,
+            "lists"
+        );
     }
 
     #[test]
