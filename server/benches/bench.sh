@@ -22,8 +22,10 @@ log "building release binary"
 
 WORK=$(mktemp -d)
 SERVER_PID=
+KEEP_LOG=${HELIX_BENCH_SERVER_LOG:-}
 cleanup() {
   if [ -n "$SERVER_PID" ]; then kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; fi
+  if [ -n "$KEEP_LOG" ] && [ -f "$WORK/server.log" ]; then cp "$WORK/server.log" "$KEEP_LOG"; fi
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -124,7 +126,7 @@ echo "$WPOST" >&2
 sleep 1
 AFTER=$(git -C "$WORK/up.git" ls-tree -r --name-only main | grep -c '^bench-writes/' || true)
 COMMITS=$(git -C "$WORK/up.git" rev-list --count main)
-git -C "$WORK/up.git" fsck --no-dangling -q >&2 && FSCK=clean || FSCK=FAILED
+git -C "$WORK/up.git" fsck --no-dangling >/dev/null 2>&1 && FSCK=clean || FSCK=FAILED
 NON2XX=$(echo "$WPOST" | sed -n 's/^ *Non-2xx or 3xx responses: *//p')
 
 cat <<EOF

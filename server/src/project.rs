@@ -504,6 +504,7 @@ impl Worker {
             return Ok(Some(c.info.clone()));
         }
         let prefix = self.prefix();
+        let t_list = Instant::now();
         let files = self.repo.list_files(tip, prefix.as_deref())?;
         let files: Vec<(String, String, ObjectId)> = files
             .into_iter()
@@ -559,8 +560,10 @@ impl Worker {
             generation,
             build_time: now_secs(),
         };
+        let t_build = Instant::now();
         let bytes = helix_index_format::build(&entries, &info)
             .map_err(|e| anyhow::anyhow!("cannot compile {}: {e}", self.project.cfg.name))?;
+        let t_save = Instant::now();
         let (served, ptr) = self.project.store.save(
             bytes,
             &hex,
@@ -577,7 +580,19 @@ impl Worker {
         self.metrics.ingest(&self.project.cfg.name, secs);
         self.metrics
             .artifact(&self.project.cfg.name, ai.bytes, ai.entries, ai.generation);
-        tracing::info!(project = %self.project.cfg.name, commit = %hex, generation, entries = ai.entries, bytes = ai.bytes, seconds = secs, "compiled new artifact");
+        tracing::info!(
+            project = %self.project.cfg.name,
+            commit = %hex,
+            generation,
+            entries = ai.entries,
+            bytes = ai.bytes,
+            seconds = secs,
+            fetch_ms = (t_list - started).as_millis() as u64,
+            parse_ms = (t_build - t_list).as_millis() as u64,
+            build_ms = (t_save - t_build).as_millis() as u64,
+            save_ms = t_save.elapsed().as_millis() as u64,
+            "compiled new artifact"
+        );
         Ok(Some(ai))
     }
 
