@@ -17,7 +17,8 @@ use std::path::{Component, Path, PathBuf};
 /// How to read a whole entry, said once in every header.
 const READ_HINT: &str = "`helix read <project:id>` shows a whole entry";
 const SEARCH_HINT: &str = "search it: `helix search <words>` or the `mcp__helix__search` tool";
-const STORE_HINT: &str = "`helix store` or the `mcp__helix__store` tool";
+const STORE_HINT: &str =
+    "`helix store --topic <topic> --title <title> --body <text>` or the `mcp__helix__store` tool";
 
 /// Events whose output may carry `additionalContext`.
 const CONTEXT_EVENTS: &[&str] = &[

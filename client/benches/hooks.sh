@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# Hook latency bench: spawns the real release `helix hook prompt` and `helix hook ambient`
+# hundreds of times next to a minimal Rust program (read stdin, open a file, print a line:
+# the fork+exec floor), interleaved in one run, at 1k, 10k and 100k entries of the til
+# corpus (replicated under new paths). Prints p50/p99 per case and the ratio to the floor.
+#
+# Usage: client/benches/hooks.sh            (ITER=400 SIZES="1000 10000 100000" by default)
+#        ITER=200 SIZES="10000" client/benches/hooks.sh
+#        SKIP_BUILD=1 HELIX=/path/to/helix client/benches/hooks.sh   (bench a given binary)
+set -euo pipefail
+
+ITER=${ITER:-400}
+WARMUP=${WARMUP:-20}
+SIZES=${SIZES:-"1000 10000 100000"}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+CORPUS=${CORPUS:-$ROOT/../shared/corpora/til}
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
+
+[ -d "$CORPUS" ] || { echo "corpus not found: $CORPUS (set CORPUS=)" >&2; exit 1; }
+HELIX=${HELIX:-$CARGO_TARGET_DIR/release/helix}
+if [ -z "${SKIP_BUILD:-}" ]; then
+    echo "building release helix..." >&2
+    cargo build --release -p helix-client --quiet
+fi
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/helix-hook-bench.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+
+# The floor: what any hook binary must do at least.
+cat > "$WORK/floor.rs" <<'RS'
+use std::io::{Read, Write};
+fn main() {
+    let mut input = Vec::new();
+    let _ = std::io::stdin().read_to_end(&mut input);
+    let path = std::env::args().nth(1).unwrap_or_default();
+    let f = std::fs::File::open(&path).map(|f| f.metadata().map(|m| m.len()).unwrap_or(0));
+    let _ = writeln!(std::io::stdout(), "{{\"read\":{},\"file\":{}}}", input.len(), f.unwrap_or(0));
+}
+RS
+
+# The driver: spawns each case in turn (interleaved), stdin from a file, stdout read to EOF.
+cat > "$WORK/driver.rs" <<'RS'
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+fn main() {
+    let a: Vec<String> = std::env::args().collect();
+    let iters: usize = a[1].parse().expect("iterations");
+    let warmup: usize = a[2].parse().expect("warmup");
+    let spec = std::fs::read_to_string(&a[3]).expect("spec file");
+    // name \t stdin file \t program \t args...
+    let cases: Vec<Vec<&str>> = spec.lines().filter(|l| !l.is_empty()).map(|l| l.split('\t').collect()).collect();
+    let mut times: Vec<Vec<u64>> = vec![Vec::with_capacity(iters); cases.len()];
+    let mut out_len = vec![0usize; cases.len()];
+    for i in 0..warmup + iters {
+        for (ci, c) in cases.iter().enumerate() {
+            let stdin = std::fs::File::open(c[1]).expect("stdin file");
+            let t = Instant::now();
+            let mut child = Command::new(c[2]).args(&c[3..]).stdin(stdin)
+                .stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("spawn");
+            let mut out = Vec::new();
+            child.stdout.take().expect("stdout").read_to_end(&mut out).expect("read");
+            let st = child.wait().expect("wait");
+            let ns = t.elapsed().as_nanos() as u64;
+            assert!(st.success(), "{} exited {st}", c[0]);
+            if i >= warmup { times[ci].push(ns); }
+            out_len[ci] = out.len();
+        }
+    }
+    for (ci, c) in cases.iter().enumerate() {
+        let v = &mut times[ci];
+        v.sort_unstable();
+        let p = |q: usize| v[((v.len() * q) / 100).min(v.len() - 1)] as f64 / 1000.0;
+        println!("{}\t{:.0}\t{:.0}\t{}", c[0], p(50), p(99), out_len[ci]);
+    }
+}
+RS
+rustc -O -o "$WORK/floor" "$WORK/floor.rs"
+rustc -O -o "$WORK/driver" "$WORK/driver.rs"
+
+# A knowledge directory of exactly $1 entries: whole copies of the corpus's topic folders
+# under renamed paths (<topic>/c<k>/<slug>.md), then trimmed.
+make_corpus() {
+    local n=$1 dir=$2 per copies k t
+    per=$(find "$CORPUS" -mindepth 2 -name '*.md' | wc -l)
+    copies=$(( (n + per - 1) / per ))
+    mkdir -p "$dir"
+    for ((k = 0; k < copies; k++)); do
+        for t in "$CORPUS"/*/; do
+            t=$(basename "$t")
+            mkdir -p "$dir/$t/c$k"
+            cp "$CORPUS/$t"/*.md "$dir/$t/c$k/" 2>/dev/null || true
+        done
+    done
+    find "$dir" -name '*.md' | sort | tail -n +$((n + 1)) | xargs -r rm -f
+}
+
+printf '| entries | case | p50 µs | p99 µs | p50 / floor | p99 / floor | output bytes |\n'
+printf '|---:|---|---:|---:|---:|---:|---:|\n'
+for n in $SIZES; do
+    repo=$WORK/repo-$n
+    mkdir -p "$repo/src/git"
+    make_corpus "$n" "$repo/knowledge"
+    printf 'local = "knowledge"\nproject = "bench"\n' > "$repo/.helix.toml"
+    export HOME=$WORK/home-$n XDG_CACHE_HOME=$WORK/home-$n/cache XDG_DATA_HOME=$WORK/home-$n/data \
+        XDG_CONFIG_HOME=$WORK/home-$n/config HELIX_SYNC_MAX_AGE=0
+    index=$XDG_CACHE_HOME/helix/local/bench/index.hix
+    "$HELIX" build "$repo/knowledge" --no-git --project bench -o "$index" 2> "$WORK/build-$n.log" \
+        || { cat "$WORK/build-$n.log" >&2; exit 1; }
+    built=$(grep -o 'wrote .*' "$WORK/build-$n.log" | head -1)
+    echo "size $n: $built" >&2
+
+    printf '{"session_id":"bench","cwd":"%s","hook_event_name":"UserPromptSubmit","prompt":"how do I rebase my git branch onto main without losing local commits?"}' \
+        "$repo" > "$WORK/prompt-$n.json"
+    printf '{"session_id":"bench","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Edit","tool_input":{"file_path":"%s/src/git/rebase.rs","old_string":"let base = merge_base(&head, &onto)?;","new_string":"let base = onto.clone();"}}' \
+        "$repo" "$repo" > "$WORK/ambient-$n.json"
+    {
+        printf 'floor\t%s\t%s\t%s\n' "$WORK/prompt-$n.json" "$WORK/floor" "$index"
+        printf 'prompt\t%s\t%s\thook\tprompt\n' "$WORK/prompt-$n.json" "$HELIX"
+        printf 'ambient\t%s\t%s\thook\tambient\n' "$WORK/ambient-$n.json" "$HELIX"
+    } > "$WORK/spec-$n.tsv"
+    (cd "$repo" && "$WORK/driver" "$ITER" "$WARMUP" "$WORK/spec-$n.tsv") > "$WORK/result-$n.tsv"
+    read -r _ f50 f99 _ < <(grep '^floor' "$WORK/result-$n.tsv")
+    while IFS=$'\t' read -r name p50 p99 bytes; do
+        awk -v n="$n" -v c="$name" -v a="$p50" -v b="$p99" -v f="$f50" -v g="$f99" -v o="$bytes" \
+            'BEGIN { printf "| %d | %s | %d | %d | %.2f | %.2f | %d |\n", n, c, a, b, a / f, b / g, o }'
+    done < "$WORK/result-$n.tsv"
+done
+echo "($ITER runs per case after $WARMUP warm-up runs; $(nproc) CPUs; $(uname -sr))" >&2
