@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use divan::{Bencher, black_box};
-use helix_index_format::{BuildInfo, Entry, Index, Mode, SearchOptions, build, is_entry_path, parse_entry};
+use helix_index_format::{
+    BuildInfo, Entry, Index, Mode, SearchOptions, build, is_entry_path, parse_entry,
+};
 
 fn main() {
     let files = corpus();
@@ -26,9 +28,9 @@ fn main() {
 }
 
 fn corpus_dir() -> PathBuf {
-    std::env::var_os("HELIX_CORPUS").map(PathBuf::from).unwrap_or_else(|| {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpora/til")
-    })
+    std::env::var_os("HELIX_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpora/til"))
 }
 
 /// (repository path, bytes) of every entry file, sorted by path.
@@ -44,7 +46,11 @@ fn corpus() -> &'static [(String, Vec<u8>)] {
                 if p.is_dir() {
                     stack.push(p);
                 } else {
-                    let rel = p.strip_prefix(&root).expect("under root").to_string_lossy().replace('\\', "/");
+                    let rel = p
+                        .strip_prefix(&root)
+                        .expect("under root")
+                        .to_string_lossy()
+                        .replace('\\', "/");
                     if is_entry_path(&rel) {
                         out.push((rel, std::fs::read(&p).expect("read")));
                     }
@@ -63,7 +69,11 @@ fn replicated_files(n: usize) -> Vec<(String, &'static [u8])> {
         .map(|i| {
             let (path, bytes) = &files[i % files.len()];
             let copy = i / files.len();
-            let path = if copy == 0 { path.clone() } else { path.replace(".md", &format!(".r{copy}.md")) };
+            let path = if copy == 0 {
+                path.clone()
+            } else {
+                path.replace(".md", &format!(".r{copy}.md"))
+            };
             (path, &bytes[..])
         })
         .collect()
@@ -72,12 +82,20 @@ fn replicated_files(n: usize) -> Vec<(String, &'static [u8])> {
 fn replicate(n: usize) -> (Vec<Entry>, usize) {
     let files = replicated_files(n);
     let bytes = files.iter().map(|(_, b)| b.len()).sum();
-    let entries = files.iter().filter_map(|(p, b)| parse_entry(p, b, None).ok()).collect();
+    let entries = files
+        .iter()
+        .filter_map(|(p, b)| parse_entry(p, b, None).ok())
+        .collect();
     (entries, bytes)
 }
 
 fn info() -> BuildInfo {
-    BuildInfo { project: "til".into(), commit: "0".repeat(40), generation: 1, build_time: 1_780_000_000 }
+    BuildInfo {
+        project: "til".into(),
+        commit: "0".repeat(40),
+        generation: 1,
+        build_time: 1_780_000_000,
+    }
 }
 
 const SIZES: [usize; 3] = [1_871, 10_000, 100_000];
@@ -86,35 +104,57 @@ const SIZES: [usize; 3] = [1_871, 10_000, 100_000];
 #[divan::bench(args = SIZES, sample_count = 5, sample_size = 1)]
 fn compile(bencher: Bencher, n: usize) {
     let files = replicated_files(n);
-    bencher.counter(divan::counter::ItemsCount::new(n)).bench(|| {
-        let entries: Vec<Entry> = files.iter().filter_map(|(p, b)| parse_entry(p, b, None).ok()).collect();
-        black_box(build(&entries, &info()).expect("build"))
-    });
+    bencher
+        .counter(divan::counter::ItemsCount::new(n))
+        .bench(|| {
+            let entries: Vec<Entry> = files
+                .iter()
+                .filter_map(|(p, b)| parse_entry(p, b, None).ok())
+                .collect();
+            black_box(build(&entries, &info()).expect("build"))
+        });
 }
 
 /// Build alone (entries already parsed).
 #[divan::bench(args = SIZES, sample_count = 5, sample_size = 1)]
 fn build_only(bencher: Bencher, n: usize) {
     let (entries, _) = replicate(n);
-    bencher.counter(divan::counter::ItemsCount::new(n)).bench(|| black_box(build(&entries, &info()).expect("build")));
+    bencher
+        .counter(divan::counter::ItemsCount::new(n))
+        .bench(|| black_box(build(&entries, &info()).expect("build")));
 }
 
 fn artifact(n: usize) -> Vec<u8> {
     build(&replicate(n).0, &info()).expect("build")
 }
 
-const QUERIES: [&str; 4] = ["git rebase", "postgres index", "rename a file", "CachedEntry"];
+const QUERIES: [&str; 4] = [
+    "git rebase",
+    "postgres index",
+    "rename a file",
+    "CachedEntry",
+];
 
 /// What a hook does per process: open the bytes, search top 3 with snippets.
 #[divan::bench(args = SIZES)]
 fn open_search_top3(bencher: Bencher, n: usize) {
     let bytes = artifact(n);
-    let opts = SearchOptions { limit: 3, per_topic_cap: Some(2), now: Some(1_780_000_000), ..SearchOptions::default() };
+    let opts = SearchOptions {
+        limit: 3,
+        per_topic_cap: Some(2),
+        now: Some(1_780_000_000),
+        ..SearchOptions::default()
+    };
     let mut i = 0;
     bencher.bench_local(|| {
         i += 1;
         let index = Index::open(&bytes[..]).expect("open");
-        black_box(index.search(QUERIES[i % QUERIES.len()], &opts).expect("search").len())
+        black_box(
+            index
+                .search(QUERIES[i % QUERIES.len()], &opts)
+                .expect("search")
+                .len(),
+        )
     });
 }
 
@@ -122,10 +162,22 @@ fn open_search_top3(bencher: Bencher, n: usize) {
 #[divan::bench(args = SIZES)]
 fn open_search_or_prompt(bencher: Bencher, n: usize) {
     let bytes = artifact(n);
-    let opts = SearchOptions { limit: 3, mode: Mode::Or, ..SearchOptions::default() };
+    let opts = SearchOptions {
+        limit: 3,
+        mode: Mode::Or,
+        ..SearchOptions::default()
+    };
     bencher.bench_local(|| {
         let index = Index::open(&bytes[..]).expect("open");
-        black_box(index.search("why does the postgres migration lock the users table", &opts).expect("search").len())
+        black_box(
+            index
+                .search(
+                    "why does the postgres migration lock the users table",
+                    &opts,
+                )
+                .expect("search")
+                .len(),
+        )
     });
 }
 

@@ -33,12 +33,30 @@ pub enum BuildError {
     TooLarge { what: &'static str },
 }
 
-/// Compiles `entries` (any order) into artifact bytes.
+/// Compiles `entries` (any order) into artifact bytes. Large inputs are tokenized on up to
+/// four threads (scoped; the output does not depend on how many).
 pub fn build(entries: &[Entry], info: &BuildInfo) -> Result<Vec<u8>, BuildError> {
+    let threads = if entries.len() < PARALLEL_MIN_DOCS {
+        1
+    } else {
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .clamp(1, 4)
+    };
+    build_with_threads(entries, info, threads)
+}
+
+fn build_with_threads(
+    entries: &[Entry],
+    info: &BuildInfo,
+    threads: usize,
+) -> Result<Vec<u8>, BuildError> {
     let mut docs: Vec<&Entry> = entries.iter().collect();
     docs.sort_unstable_by(|a, b| a.id.cmp(&b.id));
     if let Some(w) = docs.windows(2).find(|w| w[0].id == w[1].id) {
-        return Err(BuildError::DuplicateId { id: w[0].id.clone() });
+        return Err(BuildError::DuplicateId {
+            id: w[0].id.clone(),
+        });
     }
     let n_docs = u32_of(docs.len(), "entry count")?;
 
@@ -51,61 +69,33 @@ pub fn build(entries: &[Entry], info: &BuildInfo) -> Result<Vec<u8>, BuildError>
     for d in &docs {
         *topic_counts.entry(d.topic.as_str()).or_default() += 1;
     }
-    let topic_row: HashMap<&str, u32> =
-        topic_counts.keys().enumerate().map(|(i, t)| (*t, i as u32)).collect();
+    let topic_row: HashMap<&str, u32> = topic_counts
+        .keys()
+        .enumerate()
+        .map(|(i, t)| (*t, i as u32))
+        .collect();
     let mut topics = Vec::with_capacity(topic_counts.len());
     for (name, count) in &topic_counts {
-        topics.push(TopicRecord { name: strings.add(name)?, entry_count: U32::new(*count) });
+        topics.push(TopicRecord {
+            name: strings.add(name)?,
+            entry_count: U32::new(*count),
+        });
     }
 
-    // Inverted index: term -> [(doc, tf)], docs visited in id order so lists come out sorted.
-    let mut dict: HashMap<Box<str>, u32, BuildHasherDefault<FxHasher>> = HashMap::default();
-    let mut postings: Vec<Vec<(u32, u32)>> = Vec::new();
-    // Per-document term frequencies by term id, reset through `touched` after each entry.
-    let mut tf: Vec<u32> = Vec::new();
-    let mut touched: Vec<u32> = Vec::new();
-    let mut doc_lens: Vec<U32> = Vec::with_capacity(docs.len());
+    // Inverted index, built in parallel over contiguous document ranges.
+    let Inverted {
+        dict,
+        postings,
+        doc_lens,
+    } = invert_parallel(&docs, threads)?;
+    let total_tokens: u64 = doc_lens.iter().map(|l| u64::from(l.get())).sum();
     let mut records = Vec::with_capacity(docs.len());
     let mut lists: Vec<StrRef> = Vec::new();
     let mut source_keys: Vec<(StrRef, u32, usize)> = Vec::new();
-    let mut total_tokens: u64 = 0;
 
     for (doc, d) in docs.iter().enumerate() {
         let doc = doc as u32;
-        let mut doc_len = 0usize;
-        let mut add_text = |text: &str| {
-            tokenize_with(text, |tok, _| {
-                let id = match dict.get(tok) {
-                    Some(&id) => id,
-                    None => {
-                        let id = postings.len() as u32;
-                        dict.insert(tok.into(), id);
-                        postings.push(Vec::new());
-                        tf.push(0);
-                        id
-                    }
-                };
-                let count = &mut tf[id as usize];
-                if *count == 0 {
-                    touched.push(id);
-                }
-                *count += 1;
-                doc_len += 1;
-            })
-        };
-        add_text(&d.title);
-        for t in &d.tags {
-            add_text(t);
-        }
-        add_text(&d.body);
-        let doc_len = u32_of(doc_len, "tokens in one entry")?;
-        total_tokens += u64::from(doc_len);
-        doc_lens.push(U32::new(doc_len));
-        // Documents are visited in order, so each posting list stays sorted by doc.
-        for id in touched.drain(..) {
-            postings[id as usize].push((doc, std::mem::take(&mut tf[id as usize])));
-        }
-
+        let doc_len = doc_lens[doc as usize].get();
         let tags_start = u32_of(lists.len(), "list rows")?;
         for t in &d.tags {
             lists.push(strings.add(t)?);
@@ -131,7 +121,10 @@ pub fn build(entries: &[Entry], info: &BuildInfo) -> Result<Vec<u8>, BuildError>
             topic: U32::new(topic_row[d.topic.as_str()]),
             doc_len: U32::new(doc_len),
             date: I64::new(d.date.unwrap_or(NO_DATE)),
-            tags: Range32 { start: U32::new(tags_start), count: U32::new(d.tags.len() as u32) },
+            tags: Range32 {
+                start: U32::new(tags_start),
+                count: U32::new(d.tags.len() as u32),
+            },
             sources: Range32 {
                 start: U32::new(sources_start),
                 count: U32::new(u32_of(d.sources.len(), "sources of one entry")?),
@@ -163,18 +156,31 @@ pub fn build(entries: &[Entry], info: &BuildInfo) -> Result<Vec<u8>, BuildError>
     u32_of(postings_bytes.len(), "postings")?;
 
     let key = |r: &StrRef| strings.get(r);
-    let mut sources: Vec<KeyRecord> =
-        source_keys.iter().map(|(r, doc, _)| KeyRecord { key: *r, entry: U32::new(*doc) }).collect();
-    sources.sort_unstable_by(|a, b| (key(&a.key), a.entry.get()).cmp(&(key(&b.key), b.entry.get())));
+    let mut sources: Vec<KeyRecord> = source_keys
+        .iter()
+        .map(|(r, doc, _)| KeyRecord {
+            key: *r,
+            entry: U32::new(*doc),
+        })
+        .collect();
+    sources
+        .sort_unstable_by(|a, b| (key(&a.key), a.entry.get()).cmp(&(key(&b.key), b.entry.get())));
     let mut file_names: Vec<KeyRecord> = source_keys
         .iter()
         .map(|(r, doc, name_len)| {
             let skip = r.len.get() - *name_len as u32;
-            let name = StrRef { offset: U32::new(r.offset.get() + skip), len: U32::new(*name_len as u32) };
-            KeyRecord { key: name, entry: U32::new(*doc) }
+            let name = StrRef {
+                offset: U32::new(r.offset.get() + skip),
+                len: U32::new(*name_len as u32),
+            };
+            KeyRecord {
+                key: name,
+                entry: U32::new(*doc),
+            }
         })
         .collect();
-    file_names.sort_unstable_by(|a, b| (key(&a.key), a.entry.get()).cmp(&(key(&b.key), b.entry.get())));
+    file_names
+        .sort_unstable_by(|a, b| (key(&a.key), a.entry.get()).cmp(&(key(&b.key), b.entry.get())));
 
     // Assemble: header, section table, sections, checksum.
     let sections: [(SectionKind, &[u8]); 9] = [
@@ -237,6 +243,107 @@ pub fn build(entries: &[Entry], info: &BuildInfo) -> Result<Vec<u8>, BuildError>
     Ok(out)
 }
 
+type Dict = HashMap<Box<str>, u32, BuildHasherDefault<FxHasher>>;
+
+/// Term dictionary, posting lists by term id, and token count per document.
+struct Inverted {
+    dict: Dict,
+    postings: Vec<Vec<(u32, u32)>>,
+    doc_lens: Vec<U32>,
+}
+
+/// Below this many entries one thread is faster than starting two.
+const PARALLEL_MIN_DOCS: usize = 2048;
+
+/// Splits the documents into one contiguous range per core, inverts each on its own thread,
+/// and merges in range order, so the result does not depend on scheduling.
+fn invert_parallel(docs: &[&Entry], threads: usize) -> Result<Inverted, BuildError> {
+    if threads <= 1 || docs.is_empty() {
+        return invert(docs, 0);
+    }
+    let chunk = docs.len().div_ceil(threads);
+    let parts: Vec<Result<Inverted, BuildError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = docs
+            .chunks(chunk)
+            .enumerate()
+            .map(|(i, range)| scope.spawn(move || invert(range, (i * chunk) as u32)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    let mut parts = parts.into_iter();
+    let mut merged = parts.next().unwrap_or_else(|| invert(&[], 0))?;
+    for part in parts {
+        let part = part?;
+        let mut remap = vec![0u32; part.postings.len()];
+        for (term, local) in part.dict {
+            let next = merged.postings.len() as u32;
+            let global = *merged.dict.entry(term).or_insert(next);
+            if global == next {
+                merged.postings.push(Vec::new());
+            }
+            remap[local as usize] = global;
+        }
+        // Later ranges hold later documents: appending keeps every list sorted.
+        for (local, list) in part.postings.into_iter().enumerate() {
+            merged.postings[remap[local] as usize].extend(list);
+        }
+        merged.doc_lens.extend(part.doc_lens);
+    }
+    Ok(merged)
+}
+
+/// Inverts `docs`, numbering them from `first_doc`.
+fn invert(docs: &[&Entry], first_doc: u32) -> Result<Inverted, BuildError> {
+    let mut dict = Dict::default();
+    let mut postings: Vec<Vec<(u32, u32)>> = Vec::new();
+    // Per-document term frequencies by term id, reset through `touched` after each entry.
+    let mut tf: Vec<u32> = Vec::new();
+    let mut touched: Vec<u32> = Vec::new();
+    let mut doc_lens = Vec::with_capacity(docs.len());
+    for (i, d) in docs.iter().enumerate() {
+        let doc = first_doc + i as u32;
+        let mut doc_len = 0usize;
+        let mut add_text = |text: &str| {
+            tokenize_with(text, |tok, _| {
+                let id = match dict.get(tok) {
+                    Some(&id) => id,
+                    None => {
+                        let id = postings.len() as u32;
+                        dict.insert(tok.into(), id);
+                        postings.push(Vec::new());
+                        tf.push(0);
+                        id
+                    }
+                };
+                let count = &mut tf[id as usize];
+                if *count == 0 {
+                    touched.push(id);
+                }
+                *count += 1;
+                doc_len += 1;
+            })
+        };
+        add_text(&d.title);
+        for t in &d.tags {
+            add_text(t);
+        }
+        add_text(&d.body);
+        doc_lens.push(U32::new(u32_of(doc_len, "tokens in one entry")?));
+        // Documents are visited in order, so each posting list stays sorted by doc.
+        for id in touched.drain(..) {
+            postings[id as usize].push((doc, std::mem::take(&mut tf[id as usize])));
+        }
+    }
+    Ok(Inverted {
+        dict,
+        postings,
+        doc_lens,
+    })
+}
+
 fn u32_of(n: usize, what: &'static str) -> Result<u32, BuildError> {
     u32::try_from(n).map_err(|_| BuildError::TooLarge { what })
 }
@@ -253,7 +360,10 @@ impl Strings {
         let len = u32_of(s.len(), "strings")?;
         self.bytes.extend_from_slice(s.as_bytes());
         u32_of(self.bytes.len(), "strings")?;
-        Ok(StrRef { offset: U32::new(offset), len: U32::new(len) })
+        Ok(StrRef {
+            offset: U32::new(offset),
+            len: U32::new(len),
+        })
     }
 
     fn get(&self, r: &StrRef) -> &[u8] {
@@ -287,5 +397,47 @@ impl Hasher for FxHasher {
 
     fn finish(&self) -> u64 {
         self.hash
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thread_count_does_not_change_the_bytes() {
+        let words = [
+            "cache",
+            "rebase",
+            "linker",
+            "CachedEntry",
+            "tokio",
+            "rename",
+            "postgres",
+            "index",
+        ];
+        let entries: Vec<Entry> = (0..PARALLEL_MIN_DOCS + 777)
+            .map(|i| Entry {
+                id: format!("t{}/e{i}.md", i % 7),
+                topic: format!("t{}", i % 7),
+                title: format!("{} {}", words[i % 8], words[(i / 8) % 8]),
+                body: format!(
+                    "{} word{} {} and {}",
+                    words[(i * 3) % 8],
+                    i % 97,
+                    i,
+                    words[(i * 5) % 8]
+                ),
+                ..Entry::default()
+            })
+            .collect();
+        let info = BuildInfo::default();
+        let one = build_with_threads(&entries, &info, 1).unwrap();
+        for threads in [2, 3, 4] {
+            assert!(
+                one == build_with_threads(&entries, &info, threads).unwrap(),
+                "{threads} threads"
+            );
+        }
     }
 }

@@ -9,7 +9,9 @@ pub enum FormatError {
     BadMagic { got: [u8; 8] },
     #[error("unsupported format version {got} (this reader reads {min}..={max})")]
     UnsupportedVersion { got: u32, min: u32, max: u32 },
-    #[error("artifact needs a reader of format version {needs} or newer (this one reads up to {max})")]
+    #[error(
+        "artifact needs a reader of format version {needs} or newer (this one reads up to {max})"
+    )]
     TooNew { needs: u32, max: u32 },
     #[error("length mismatch: header says {expected} bytes, got {got}")]
     LengthMismatch { expected: u64, got: u64 },
@@ -20,7 +22,11 @@ pub enum FormatError {
     #[error("missing section {kind}")]
     MissingSection { kind: &'static str },
     #[error("count {what} out of range: expected at most {max}, got {got}")]
-    Count { what: &'static str, max: u64, got: u64 },
+    Count {
+        what: &'static str,
+        max: u64,
+        got: u64,
+    },
     #[error("corrupt {what} at offset {offset}")]
     Corrupt { what: &'static str, offset: u64 },
     #[error("invalid UTF-8 in {what}")]

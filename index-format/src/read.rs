@@ -73,10 +73,15 @@ impl<B: AsRef<[u8]>> Index<B> {
         let len = data.len();
         let min = size_of::<Header>() + FOOTER_LEN;
         if len < min {
-            return Err(FormatError::TooSmall { expected: min as u64, got: len as u64 });
+            return Err(FormatError::TooSmall {
+                expected: min as u64,
+                got: len as u64,
+            });
         }
-        let (header, _) = Header::read_from_prefix(data)
-            .map_err(|_| FormatError::TooSmall { expected: min as u64, got: len as u64 })?;
+        let (header, _) = Header::read_from_prefix(data).map_err(|_| FormatError::TooSmall {
+            expected: min as u64,
+            got: len as u64,
+        })?;
         if header.magic != MAGIC {
             return Err(FormatError::BadMagic { got: header.magic });
         }
@@ -90,30 +95,53 @@ impl<B: AsRef<[u8]>> Index<B> {
         }
         let needs = header.min_reader_version.get();
         if needs > FORMAT_VERSION {
-            return Err(FormatError::TooNew { needs, max: FORMAT_VERSION });
+            return Err(FormatError::TooNew {
+                needs,
+                max: FORMAT_VERSION,
+            });
         }
         if header.file_len.get() != len as u64 {
-            return Err(FormatError::LengthMismatch { expected: header.file_len.get(), got: len as u64 });
+            return Err(FormatError::LengthMismatch {
+                expected: header.file_len.get(),
+                got: len as u64,
+            });
         }
         let count = header.section_count.get();
         if count > MAX_SECTIONS {
-            return Err(FormatError::Count { what: "sections", max: MAX_SECTIONS.into(), got: count.into() });
+            return Err(FormatError::Count {
+                what: "sections",
+                max: MAX_SECTIONS.into(),
+                got: count.into(),
+            });
         }
         let table_end = size_of::<Header>() + count as usize * size_of::<SectionEntry>();
         let body_end = len - FOOTER_LEN;
         if table_end > body_end {
-            return Err(FormatError::TooSmall { expected: (table_end + FOOTER_LEN) as u64, got: len as u64 });
+            return Err(FormatError::TooSmall {
+                expected: (table_end + FOOTER_LEN) as u64,
+                got: len as u64,
+            });
         }
         let table = <[SectionEntry]>::ref_from_bytes(&data[size_of::<Header>()..table_end])
-            .map_err(|_| FormatError::Corrupt { what: "section table", offset: size_of::<Header>() as u64 })?;
+            .map_err(|_| FormatError::Corrupt {
+                what: "section table",
+                offset: size_of::<Header>() as u64,
+            })?;
 
         let mut sections: [Option<Range<usize>>; 9] = Default::default();
         for s in table {
             // Unknown kinds are skipped: a newer minor writer may add optional sections.
-            let Some(kind) = SectionKind::ALL.iter().copied().find(|k| *k as u32 == s.kind.get()) else {
+            let Some(kind) = SectionKind::ALL
+                .iter()
+                .copied()
+                .find(|k| *k as u32 == s.kind.get())
+            else {
                 continue;
             };
-            let bad = |reason: String| FormatError::Section { kind: kind.name(), reason };
+            let bad = |reason: String| FormatError::Section {
+                kind: kind.name(),
+                reason,
+            };
             let start = s.offset.get();
             let end = start
                 .checked_add(s.len.get())
@@ -125,7 +153,10 @@ impl<B: AsRef<[u8]>> Index<B> {
             }
             if let Some(row) = kind.row_size() {
                 if s.len.get() % row as u64 != 0 {
-                    return Err(bad(format!("length {} is not a multiple of the {row}-byte row", s.len.get())));
+                    return Err(bad(format!(
+                        "length {} is not a multiple of the {row}-byte row",
+                        s.len.get()
+                    )));
                 }
             }
             let slot = &mut sections[kind as usize - 1];
@@ -136,10 +167,15 @@ impl<B: AsRef<[u8]>> Index<B> {
         }
         let mut ranges: [Range<usize>; 9] = Default::default();
         for kind in SectionKind::ALL {
-            ranges[kind as usize - 1] =
-                sections[kind as usize - 1].clone().ok_or(FormatError::MissingSection { kind: kind.name() })?;
+            ranges[kind as usize - 1] = sections[kind as usize - 1]
+                .clone()
+                .ok_or(FormatError::MissingSection { kind: kind.name() })?;
         }
-        let index = Index { bytes, header, sections: ranges };
+        let index = Index {
+            bytes,
+            header,
+            sections: ranges,
+        };
         let rows = |kind: SectionKind| {
             let r = &index.sections[kind as usize - 1];
             ((r.end - r.start) / kind.row_size().unwrap_or(1)) as u64
@@ -182,32 +218,52 @@ impl<B: AsRef<[u8]>> Index<B> {
         for doc in 0..n {
             let e = self.entry(doc)?;
             if prev_id.is_some_and(|p| p >= e.id) {
-                return Err(FormatError::Section { kind: "ENTRIES", reason: format!("ids not sorted at row {doc}") });
+                return Err(FormatError::Section {
+                    kind: "ENTRIES",
+                    reason: format!("ids not sorted at row {doc}"),
+                });
             }
             prev_id = Some(e.id);
-            if !e.extra_json.is_empty() && serde_json::from_str::<serde_json::Value>(e.extra_json).is_err() {
-                return Err(FormatError::Corrupt { what: "extra front matter JSON", offset: u64::from(doc) });
+            if !e.extra_json.is_empty()
+                && serde_json::from_str::<serde_json::Value>(e.extra_json).is_err()
+            {
+                return Err(FormatError::Corrupt {
+                    what: "extra front matter JSON",
+                    offset: u64::from(doc),
+                });
             }
             let rec = self.record(doc)?;
             total_tokens += u64::from(rec.doc_len.get());
             if self.doc_lens().get(doc as usize).map(|l| l.get()) != Some(rec.doc_len.get()) {
-                return Err(FormatError::Section { kind: "DOC_LENS", reason: format!("length of row {doc} differs") });
+                return Err(FormatError::Section {
+                    kind: "DOC_LENS",
+                    reason: format!("length of row {doc} differs"),
+                });
             }
             *per_topic.entry(rec.topic.get()).or_default() += 1;
         }
         if total_tokens != self.header.total_tokens.get() {
-            return Err(FormatError::Corrupt { what: "total token count", offset: 64 });
+            return Err(FormatError::Corrupt {
+                what: "total token count",
+                offset: 64,
+            });
         }
         let topics = self.topic_rows();
         let mut prev: Option<&str> = None;
         for (row, t) in topics.iter().enumerate() {
             let name = self.str_at(t.name, "topic name")?;
             if prev.is_some_and(|p| p >= name) {
-                return Err(FormatError::Section { kind: "TOPICS", reason: format!("not sorted at row {row}") });
+                return Err(FormatError::Section {
+                    kind: "TOPICS",
+                    reason: format!("not sorted at row {row}"),
+                });
             }
             prev = Some(name);
             if per_topic.get(&(row as u32)).copied().unwrap_or(0) != t.entry_count.get() {
-                return Err(FormatError::Section { kind: "TOPICS", reason: format!("count of {name} is wrong") });
+                return Err(FormatError::Section {
+                    kind: "TOPICS",
+                    reason: format!("count of {name} is wrong"),
+                });
             }
         }
         let terms = self.term_rows();
@@ -215,19 +271,28 @@ impl<B: AsRef<[u8]>> Index<B> {
             let term = self.bytes_at(t.term, "term")?;
             std::str::from_utf8(term).map_err(|_| FormatError::Utf8 { what: "term" })?;
             if row > 0 && self.bytes_at(terms[row - 1].term, "term")? >= term {
-                return Err(FormatError::Section { kind: "TERMS", reason: format!("not sorted at row {row}") });
+                return Err(FormatError::Section {
+                    kind: "TERMS",
+                    reason: format!("not sorted at row {row}"),
+                });
             }
             let mut count = 0u32;
             for p in self.postings(t)? {
                 let (doc, tf) = p?;
                 if tf == 0 {
-                    return Err(FormatError::Corrupt { what: "term frequency", offset: u64::from(t.postings_offset.get()) });
+                    return Err(FormatError::Corrupt {
+                        what: "term frequency",
+                        offset: u64::from(t.postings_offset.get()),
+                    });
                 }
                 count += 1;
                 let _ = doc;
             }
             if count != t.doc_freq.get() {
-                return Err(FormatError::Section { kind: "TERMS", reason: format!("doc_freq wrong at row {row}") });
+                return Err(FormatError::Section {
+                    kind: "TERMS",
+                    reason: format!("doc_freq wrong at row {row}"),
+                });
             }
         }
         for kind in [SectionKind::Sources, SectionKind::FileNames] {
@@ -235,12 +300,21 @@ impl<B: AsRef<[u8]>> Index<B> {
             for (row, k) in rows.iter().enumerate() {
                 self.str_at(k.key, "source path")?;
                 if k.entry.get() >= n {
-                    return Err(FormatError::Section { kind: kind.name(), reason: format!("entry out of range at row {row}") });
+                    return Err(FormatError::Section {
+                        kind: kind.name(),
+                        reason: format!("entry out of range at row {row}"),
+                    });
                 }
                 if row > 0 {
-                    let a = (self.bytes_at(rows[row - 1].key, "source")?, rows[row - 1].entry.get());
+                    let a = (
+                        self.bytes_at(rows[row - 1].key, "source")?,
+                        rows[row - 1].entry.get(),
+                    );
                     if a > (self.bytes_at(k.key, "source")?, k.entry.get()) {
-                        return Err(FormatError::Section { kind: kind.name(), reason: format!("not sorted at row {row}") });
+                        return Err(FormatError::Section {
+                            kind: kind.name(),
+                            reason: format!("not sorted at row {row}"),
+                        });
                     }
                 }
             }
@@ -287,7 +361,10 @@ impl<B: AsRef<[u8]>> Index<B> {
         let topic = self
             .topic_rows()
             .get(r.topic.get() as usize)
-            .ok_or(FormatError::Corrupt { what: "entry topic", offset: u64::from(doc) })?;
+            .ok_or(FormatError::Corrupt {
+                what: "entry topic",
+                offset: u64::from(doc),
+            })?;
         let author = self.str_at(r.author, "author")?;
         let date = r.date.get();
         Ok(EntryRef {
@@ -342,7 +419,12 @@ impl<B: AsRef<[u8]>> Index<B> {
     pub fn topics(&self) -> Result<Vec<TopicCount<'_>>, FormatError> {
         self.topic_rows()
             .iter()
-            .map(|t| Ok(TopicCount { topic: self.str_at(t.name, "topic name")?, count: t.entry_count.get() }))
+            .map(|t| {
+                Ok(TopicCount {
+                    topic: self.str_at(t.name, "topic name")?,
+                    count: t.entry_count.get(),
+                })
+            })
             .collect()
     }
 
@@ -352,11 +434,19 @@ impl<B: AsRef<[u8]>> Index<B> {
         let path = normalize_query_path(path);
         let mut docs = Vec::new();
         let exact = self.key_range(SectionKind::Sources, path.as_bytes(), false)?;
-        docs.extend(self.key_rows(SectionKind::Sources)[exact].iter().map(|k| k.entry.get()));
+        docs.extend(
+            self.key_rows(SectionKind::Sources)[exact]
+                .iter()
+                .map(|k| k.entry.get()),
+        );
         if let Some((dir, _)) = path.rsplit_once('/') {
             let prefix = format!("{dir}/");
             let range = self.key_range(SectionKind::Sources, prefix.as_bytes(), true)?;
-            docs.extend(self.key_rows(SectionKind::Sources)[range].iter().map(|k| k.entry.get()));
+            docs.extend(
+                self.key_rows(SectionKind::Sources)[range]
+                    .iter()
+                    .map(|k| k.entry.get()),
+            );
         }
         docs.sort_unstable();
         docs.dedup();
@@ -369,8 +459,14 @@ impl<B: AsRef<[u8]>> Index<B> {
             let t = self
                 .topic_rows()
                 .get(row as usize)
-                .ok_or(FormatError::Corrupt { what: "entry topic", offset: u64::from(row) })?;
-            out.push(TopicCount { topic: self.str_at(t.name, "topic name")?, count });
+                .ok_or(FormatError::Corrupt {
+                    what: "entry topic",
+                    offset: u64::from(row),
+                })?;
+            out.push(TopicCount {
+                topic: self.str_at(t.name, "topic name")?,
+                count,
+            });
         }
         out.sort_by(|a, b| b.count.cmp(&a.count).then(a.topic.cmp(b.topic)));
         Ok(out)
@@ -383,7 +479,10 @@ impl<B: AsRef<[u8]>> Index<B> {
         &self.bytes()[self.sections[kind as usize - 1].clone()]
     }
 
-    fn rows<T: FromBytes + zerocopy::KnownLayout + zerocopy::Immutable>(&self, kind: SectionKind) -> &[T] {
+    fn rows<T: FromBytes + zerocopy::KnownLayout + zerocopy::Immutable>(
+        &self,
+        kind: SectionKind,
+    ) -> &[T] {
         // `open` checked that the length is a whole number of rows; an empty slice otherwise.
         <[T]>::ref_from_bytes(self.section(kind)).unwrap_or(&[])
     }
@@ -409,11 +508,13 @@ impl<B: AsRef<[u8]>> Index<B> {
     }
 
     pub(crate) fn record(&self, doc: u32) -> Result<&EntryRecord, FormatError> {
-        self.entry_rows().get(doc as usize).ok_or(FormatError::Count {
-            what: "entry row",
-            max: u64::from(self.len()),
-            got: u64::from(doc),
-        })
+        self.entry_rows()
+            .get(doc as usize)
+            .ok_or(FormatError::Count {
+                what: "entry row",
+                max: u64::from(self.len()),
+                got: u64::from(doc),
+            })
     }
 
     pub(crate) fn total_tokens(&self) -> u64 {
@@ -426,7 +527,10 @@ impl<B: AsRef<[u8]>> Index<B> {
         start
             .checked_add(r.len.get() as usize)
             .and_then(|end| strings.get(start..end))
-            .ok_or(FormatError::Corrupt { what, offset: u64::from(r.offset.get()) })
+            .ok_or(FormatError::Corrupt {
+                what,
+                offset: u64::from(r.offset.get()),
+            })
     }
 
     pub(crate) fn str_at(&self, r: StrRef, what: &'static str) -> Result<&str, FormatError> {
@@ -439,8 +543,13 @@ impl<B: AsRef<[u8]>> Index<B> {
         let rows = start
             .checked_add(r.count.get() as usize)
             .and_then(|end| lists.get(start..end))
-            .ok_or(FormatError::Corrupt { what: "tag or source list", offset: u64::from(r.start.get()) })?;
-        rows.iter().map(|s| self.str_at(*s, "tag or source")).collect()
+            .ok_or(FormatError::Corrupt {
+                what: "tag or source list",
+                offset: u64::from(r.start.get()),
+            })?;
+        rows.iter()
+            .map(|s| self.str_at(*s, "tag or source"))
+            .collect()
     }
 
     /// Row of `term` in the dictionary.
@@ -465,12 +574,27 @@ impl<B: AsRef<[u8]>> Index<B> {
         let bytes = start
             .checked_add(t.postings_len.get() as usize)
             .and_then(|end| all.get(start..end))
-            .ok_or(FormatError::Corrupt { what: "posting list", offset: u64::from(t.postings_offset.get()) })?;
-        Ok(Postings { bytes, pos: 0, doc: 0, first: true, n_docs: self.len(), base: start })
+            .ok_or(FormatError::Corrupt {
+                what: "posting list",
+                offset: u64::from(t.postings_offset.get()),
+            })?;
+        Ok(Postings {
+            bytes,
+            pos: 0,
+            doc: 0,
+            first: true,
+            n_docs: self.len(),
+            base: start,
+        })
     }
 
     /// Rows of a sorted key table equal to `key` (or starting with it, when `prefix`).
-    fn key_range(&self, kind: SectionKind, key: &[u8], prefix: bool) -> Result<Range<usize>, FormatError> {
+    fn key_range(
+        &self,
+        kind: SectionKind,
+        key: &[u8],
+        prefix: bool,
+    ) -> Result<Range<usize>, FormatError> {
         let rows = self.key_rows(kind);
         let mut err = None;
         let mut cmp_at = |i: usize| match self.bytes_at(rows[i].key, "source") {
@@ -484,7 +608,11 @@ impl<B: AsRef<[u8]>> Index<B> {
         let mut hi = rows.len();
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if cmp_at(mid) < key { lo = mid + 1 } else { hi = mid }
+            if cmp_at(mid) < key {
+                lo = mid + 1
+            } else {
+                hi = mid
+            }
         }
         let start = lo;
         let mut end = start;
@@ -502,8 +630,15 @@ impl<B: AsRef<[u8]>> Index<B> {
         }
     }
 
-    fn entries_of(&self, kind: SectionKind, range: Range<usize>) -> Result<Vec<EntryRef<'_>>, FormatError> {
-        let mut docs: Vec<u32> = self.key_rows(kind)[range].iter().map(|k| k.entry.get()).collect();
+    fn entries_of(
+        &self,
+        kind: SectionKind,
+        range: Range<usize>,
+    ) -> Result<Vec<EntryRef<'_>>, FormatError> {
+        let mut docs: Vec<u32> = self.key_rows(kind)[range]
+            .iter()
+            .map(|k| k.entry.get())
+            .collect();
         docs.dedup();
         docs.into_iter().map(|d| self.entry(d)).collect()
     }
@@ -537,12 +672,21 @@ impl Iterator for Postings<'_> {
         if self.pos >= self.bytes.len() {
             return None;
         }
-        let corrupt = |pos: usize| FormatError::Corrupt { what: "posting list", offset: pos as u64 };
+        let corrupt = |pos: usize| FormatError::Corrupt {
+            what: "posting list",
+            offset: pos as u64,
+        };
         let at = self.base + self.pos;
         let step = (|| {
             let delta = get_varint(self.bytes, &mut self.pos)?;
             let tf = get_varint(self.bytes, &mut self.pos)?;
-            let doc = if self.first { Some(delta) } else if delta == 0 { None } else { self.doc.checked_add(delta) }?;
+            let doc = if self.first {
+                Some(delta)
+            } else if delta == 0 {
+                None
+            } else {
+                self.doc.checked_add(delta)
+            }?;
             Some((doc, tf))
         })();
         match step {

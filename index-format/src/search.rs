@@ -90,7 +90,11 @@ pub(crate) fn search<'a, B: AsRef<[u8]>>(
         let required = kind != TokenKind::Compound;
         match terms.iter_mut().find(|q| q.text == t) {
             Some(q) => q.required |= required,
-            None => terms.push(QueryTerm { text: t.to_owned(), required, row: None }),
+            None => terms.push(QueryTerm {
+                text: t.to_owned(),
+                required,
+                row: None,
+            }),
         }
     });
     for q in &mut terms {
@@ -112,7 +116,10 @@ pub(crate) fn search<'a, B: AsRef<[u8]>>(
     let mut touched: Vec<u32> = Vec::new();
     let lens = index.doc_lens();
     let records = index.entry_rows();
-    let corrupt = |doc: u32| FormatError::Corrupt { what: "posting document", offset: u64::from(doc) };
+    let corrupt = |doc: u32| FormatError::Corrupt {
+        what: "posting document",
+        offset: u64::from(doc),
+    };
     for q in &terms {
         let Some(row) = q.row else { continue };
         let df = row.doc_freq.get() as f32;
@@ -144,14 +151,18 @@ pub(crate) fn search<'a, B: AsRef<[u8]>>(
             let date = rec.date.get();
             if date != crate::layout::NO_DATE && opts.recency_half_life_days > 0.0 {
                 let age_days = (now.saturating_sub(date)).max(0) as f32 / 86_400.0;
-                score *= 1.0 + opts.recency_weight * (-age_days / opts.recency_half_life_days).exp2();
+                score *=
+                    1.0 + opts.recency_weight * (-age_days / opts.recency_half_life_days).exp2();
             }
         }
         let full = and_mode && matched[doc as usize] as usize >= n_required.min(255);
         candidates.push(Candidate::new(score, doc, full));
     }
     // Enough candidates for the limit after the per-topic cap, in most cases.
-    let wanted = opts.limit.saturating_mul(opts.per_topic_cap.map_or(1, |_| 4)).max(opts.limit);
+    let wanted = opts
+        .limit
+        .saturating_mul(opts.per_topic_cap.map_or(1, |_| 4))
+        .max(opts.limit);
     let mut hits = select(records, &top(&candidates, wanted), opts, corrupt)?;
     if hits.len() < opts.limit && wanted < candidates.len() {
         // The per-topic cap threw away too many: rank everything.
@@ -163,7 +174,11 @@ pub(crate) fn search<'a, B: AsRef<[u8]>>(
     for (score, doc) in hits {
         let entry = index.entry(doc)?;
         let snippet = snippet(entry.body, &entry.title, &snippet_terms, opts.snippet_chars);
-        out.push(Hit { entry, score, snippet });
+        out.push(Hit {
+            entry,
+            score,
+            snippet,
+        });
     }
     Ok(out)
 }
@@ -226,7 +241,11 @@ fn select(
         }
         let doc = c.doc();
         if let Some(cap) = opts.per_topic_cap {
-            let topic = records.get(doc as usize).ok_or_else(|| corrupt(doc))?.topic.get();
+            let topic = records
+                .get(doc as usize)
+                .ok_or_else(|| corrupt(doc))?
+                .topic
+                .get();
             match per_topic.iter_mut().find(|(t, _)| *t == topic) {
                 Some((_, n)) if *n >= cap => continue,
                 Some((_, n)) => *n += 1,

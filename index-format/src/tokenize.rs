@@ -40,20 +40,85 @@ pub struct Token {
 pub fn is_stop_word(word: &str) -> bool {
     matches!(
         word,
-        "a" | "about" | "an" | "and" | "are" | "as" | "at" | "be" | "been" | "but" | "by" | "can"
-            | "d" | "did" | "do" | "does" | "from" | "had" | "has" | "have" | "how" | "i" | "in"
-            | "into" | "is" | "it" | "its" | "ll" | "m" | "me" | "my" | "of" | "on" | "or" | "our"
-            | "re" | "s" | "so" | "t" | "than" | "that" | "the" | "their" | "them" | "then"
-            | "there" | "these" | "they" | "this" | "those" | "to" | "too" | "us" | "ve" | "was"
-            | "we" | "were" | "what" | "when" | "where" | "which" | "who" | "why" | "will"
-            | "with" | "would" | "you" | "your"
+        "a" | "about"
+            | "an"
+            | "and"
+            | "are"
+            | "as"
+            | "at"
+            | "be"
+            | "been"
+            | "but"
+            | "by"
+            | "can"
+            | "d"
+            | "did"
+            | "do"
+            | "does"
+            | "from"
+            | "had"
+            | "has"
+            | "have"
+            | "how"
+            | "i"
+            | "in"
+            | "into"
+            | "is"
+            | "it"
+            | "its"
+            | "ll"
+            | "m"
+            | "me"
+            | "my"
+            | "of"
+            | "on"
+            | "or"
+            | "our"
+            | "re"
+            | "s"
+            | "so"
+            | "t"
+            | "than"
+            | "that"
+            | "the"
+            | "their"
+            | "them"
+            | "then"
+            | "there"
+            | "these"
+            | "they"
+            | "this"
+            | "those"
+            | "to"
+            | "too"
+            | "us"
+            | "ve"
+            | "was"
+            | "we"
+            | "were"
+            | "what"
+            | "when"
+            | "where"
+            | "which"
+            | "who"
+            | "why"
+            | "will"
+            | "with"
+            | "would"
+            | "you"
+            | "your"
     )
 }
 
 /// Tokenizes `text` into owned tokens. Convenience over [`tokenize_with`].
 pub fn tokenize(text: &str) -> Vec<Token> {
     let mut out = Vec::new();
-    tokenize_with(text, |t, kind| out.push(Token { text: t.to_owned(), kind }));
+    tokenize_with(text, |t, kind| {
+        out.push(Token {
+            text: t.to_owned(),
+            kind,
+        })
+    });
     out
 }
 
@@ -71,7 +136,10 @@ pub fn tokenize_spans(text: &str, mut emit: impl FnMut(&str, TokenKind, Range<us
 }
 
 /// Like [`tokenize_spans`], stopping after the run in which `emit` returns `false`.
-pub fn tokenize_spans_until(text: &str, mut emit: impl FnMut(&str, TokenKind, Range<usize>) -> bool) {
+pub fn tokenize_spans_until(
+    text: &str,
+    mut emit: impl FnMut(&str, TokenKind, Range<usize>) -> bool,
+) {
     let go = std::cell::Cell::new(true);
     let mut emit = |t: &str, kind, span| {
         if go.get() {
@@ -91,10 +159,16 @@ pub fn tokenize_spans_until(text: &str, mut emit: impl FnMut(&str, TokenKind, Ra
             }
             continue;
         }
-        let Some(c) = text[i..].chars().next() else { break };
+        let Some(c) = text[i..].chars().next() else {
+            break;
+        };
         if is_cjk(c) {
             let mut buf = [0u8; 4];
-            emit(c.encode_utf8(&mut buf), TokenKind::Word, i..i + c.len_utf8());
+            emit(
+                c.encode_utf8(&mut buf),
+                TokenKind::Word,
+                i..i + c.len_utf8(),
+            );
             i += c.len_utf8();
         } else if c.is_alphanumeric() {
             i = run(text, i, &mut scratch, &mut emit);
@@ -139,6 +213,15 @@ fn run(
     s: &mut Scratch,
     emit: &mut impl FnMut(&str, TokenKind, Range<usize>),
 ) -> usize {
+    #[cfg(test)]
+    let fast = !tests::FORCE_GENERAL.get();
+    #[cfg(not(test))]
+    let fast = true;
+    if fast {
+        if let Some(after) = ascii_run(text, start, s, emit) {
+            return after;
+        }
+    }
     // Find the run's extent: alphanumerics, with connectors only between alphanumerics.
     let mut end = start;
     let mut pending_connector_from: Option<usize> = None;
@@ -188,12 +271,76 @@ fn run(
     }
     close_part(s);
 
+    emit_parts(s, all_numeric, start..end, emit);
+    after
+}
+
+/// The common case, runs of ASCII only: byte-wise, no Unicode tables. `None` when the run
+/// holds a non-ASCII character (the general path then handles the whole run).
+fn ascii_run(
+    text: &str,
+    start: usize,
+    s: &mut Scratch,
+    emit: &mut impl FnMut(&str, TokenKind, Range<usize>),
+) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut i = start;
+    let mut end = start;
+    let mut pending_connector_from: Option<usize> = None;
+    while let Some(&b) = bytes.get(i) {
+        if b.is_ascii_alphanumeric() {
+            pending_connector_from = None;
+            i += 1;
+            end = i;
+        } else if matches!(b, b'_' | b'-' | b'.' | b':') {
+            pending_connector_from.get_or_insert(i);
+            i += 1;
+        } else if b >= 0x80 {
+            return None;
+        } else {
+            break;
+        }
+    }
+    let after = pending_connector_from.map_or(end, |p| p.max(end));
+    let word = &bytes[start..end];
+    s.parts.clear();
+    s.ends.clear();
+    let mut all_numeric = true;
+    for (k, &b) in word.iter().enumerate() {
+        if !b.is_ascii_alphanumeric() {
+            close_part(s);
+            continue;
+        }
+        if k > 0 {
+            let p = word[k - 1];
+            let next_lower = word.get(k + 1).is_some_and(u8::is_ascii_lowercase);
+            let boundary = (p.is_ascii_lowercase() && b.is_ascii_uppercase())
+                || (p.is_ascii_uppercase() && b.is_ascii_uppercase() && next_lower);
+            if boundary {
+                close_part(s);
+            }
+        }
+        all_numeric &= b.is_ascii_digit();
+        s.parts.push(b.to_ascii_lowercase() as char);
+    }
+    close_part(s);
+    emit_parts(s, all_numeric, start..end, emit);
+    Some(after)
+}
+
+/// Emits the tokens of one split run: the word, or the whole identifier and its parts.
+fn emit_parts(
+    s: &mut Scratch,
+    all_numeric: bool,
+    span: Range<usize>,
+    emit: &mut impl FnMut(&str, TokenKind, Range<usize>),
+) {
     if s.ends.len() == 1 {
         let w = &s.parts[..];
         if w.len() <= MAX_TOKEN_BYTES && !is_stop_word(w) {
-            emit(w, TokenKind::Word, start..end);
+            emit(w, TokenKind::Word, span.clone());
         }
-        return after;
+        return;
     }
     // The whole identifier: parts joined; dotted numbers (versions) keep their dots.
     s.whole.clear();
@@ -206,17 +353,16 @@ fn run(
         from = e;
     }
     if s.whole.len() <= MAX_TOKEN_BYTES {
-        emit(&s.whole, TokenKind::Compound, start..end);
+        emit(&s.whole, TokenKind::Compound, span.clone());
     }
     let mut from = 0;
     for &e in &s.ends {
         let p = &s.parts[from..e];
         from = e;
         if p.len() <= MAX_TOKEN_BYTES && !is_stop_word(p) {
-            emit(p, TokenKind::Part, start..end);
+            emit(p, TokenKind::Part, span.clone());
         }
     }
-    after
 }
 
 fn close_part(s: &mut Scratch) {
@@ -230,6 +376,34 @@ fn close_part(s: &mut Scratch) {
 mod tests {
     use super::*;
 
+    thread_local! {
+        pub(super) static FORCE_GENERAL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    #[test]
+    fn ascii_fast_path_agrees_with_the_general_path() {
+        let alphabet = b"aZb_-.:9 xY/Q(u8,HTTPServer)\n";
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..20_000 {
+            let len = (state % 24) as usize;
+            let text: String = (0..len)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    alphabet[(state % alphabet.len() as u64) as usize] as char
+                })
+                .collect();
+            let mut fast = Vec::new();
+            tokenize_spans(&text, |t, k, r| fast.push((t.to_owned(), k, r)));
+            FORCE_GENERAL.set(true);
+            let mut general = Vec::new();
+            tokenize_spans(&text, |t, k, r| general.push((t.to_owned(), k, r)));
+            FORCE_GENERAL.set(false);
+            assert_eq!(fast, general, "{text:?}");
+        }
+    }
+
     fn words(text: &str) -> Vec<String> {
         tokenize(text).into_iter().map(|t| t.text).collect()
     }
@@ -242,7 +416,13 @@ mod tests {
 
     #[test]
     fn identifier_styles_meet() {
-        for id in ["CachedEntry", "cached_entry", "cached-entry", "cached.entry", "cached::entry"] {
+        for id in [
+            "CachedEntry",
+            "cached_entry",
+            "cached-entry",
+            "cached.entry",
+            "cached::entry",
+        ] {
             assert_eq!(words(id), ["cachedentry", "cached", "entry"], "{id}");
         }
         assert_eq!(words("cached"), ["cached"]);
@@ -251,15 +431,24 @@ mod tests {
     #[test]
     fn acronyms_and_digits() {
         assert_eq!(words("HTTPServer"), ["httpserver", "http", "server"]);
-        assert_eq!(words("parseJSONBody"), ["parsejsonbody", "parse", "json", "body"]);
+        assert_eq!(
+            words("parseJSONBody"),
+            ["parsejsonbody", "parse", "json", "body"]
+        );
         assert_eq!(words("sha256 utf8 404"), ["sha256", "utf8", "404"]);
-        assert_eq!(words("v1.2.3 and 1.2.3"), ["v123", "v1", "2", "3", "1.2.3", "1", "2", "3"]);
+        assert_eq!(
+            words("v1.2.3 and 1.2.3"),
+            ["v123", "v1", "2", "3", "1.2.3", "1", "2", "3"]
+        );
     }
 
     #[test]
     fn punctuation_stop_words_and_trailing_connectors() {
         assert_eq!(words("The rebase, of a branch."), ["rebase", "branch"]);
-        assert_eq!(words("--force-with-lease"), ["forcewithlease", "force", "lease"]);
+        assert_eq!(
+            words("--force-with-lease"),
+            ["forcewithlease", "force", "lease"]
+        );
         assert_eq!(words("don't"), ["don"]);
         assert_eq!(words("std::fs::File"), ["stdfsfile", "std", "fs", "file"]);
     }
@@ -275,7 +464,15 @@ mod tests {
     fn kinds_are_reported() {
         let t = tokenize("get_value now");
         let kinds: Vec<_> = t.iter().map(|t| t.kind).collect();
-        assert_eq!(kinds, [TokenKind::Compound, TokenKind::Part, TokenKind::Part, TokenKind::Word]);
+        assert_eq!(
+            kinds,
+            [
+                TokenKind::Compound,
+                TokenKind::Part,
+                TokenKind::Part,
+                TokenKind::Word
+            ]
+        );
     }
 
     #[test]

@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 
 use helix_index_format::layout::{FORMAT_VERSION, Header, SectionEntry};
-use helix_index_format::{BuildInfo, Entry, FormatError, Index, Mode, SearchOptions, TOKENIZER_VERSION, build};
+use helix_index_format::{
+    BuildInfo, Entry, FormatError, Index, Mode, SearchOptions, TOKENIZER_VERSION, build,
+};
 
 const DAY: i64 = 86_400;
 const NOW: i64 = 1_780_000_000;
@@ -56,11 +58,23 @@ fn corpus() -> Vec<Entry> {
         "Without the lock file in the cache key, CI restores stale dependencies. See src/cache/key.rs.\n",
     );
     ci.sources = vec!["ci/cache.yml".into(), "src/cache/key.rs".into()];
-    vec![cache, rebase, rebase2, linker, ci, entry("misc/日本語.md", "日本語のメモ", "東京 の ビルド 手順\n")]
+    vec![
+        cache,
+        rebase,
+        rebase2,
+        linker,
+        ci,
+        entry("misc/日本語.md", "日本語のメモ", "東京 の ビルド 手順\n"),
+    ]
 }
 
 fn info() -> BuildInfo {
-    BuildInfo { project: "backend".into(), commit: "3f2a9c1e".into(), generation: 7, build_time: NOW }
+    BuildInfo {
+        project: "backend".into(),
+        commit: "3f2a9c1e".into(),
+        generation: 7,
+        build_time: NOW,
+    }
 }
 
 fn artifact() -> Vec<u8> {
@@ -68,7 +82,12 @@ fn artifact() -> Vec<u8> {
 }
 
 fn ids<B: AsRef<[u8]>>(index: &Index<B>, query: &str, opts: &SearchOptions) -> Vec<String> {
-    index.search(query, opts).unwrap().into_iter().map(|h| h.entry.id.to_owned()).collect()
+    index
+        .search(query, opts)
+        .unwrap()
+        .into_iter()
+        .map(|h| h.entry.id.to_owned())
+        .collect()
 }
 
 #[test]
@@ -77,11 +96,23 @@ fn round_trip_keeps_every_field() {
     index.verify().unwrap();
     let meta = index.meta().unwrap();
     assert_eq!(
-        (meta.project, meta.commit, meta.generation, meta.build_time, meta.entry_count),
+        (
+            meta.project,
+            meta.commit,
+            meta.generation,
+            meta.build_time,
+            meta.entry_count
+        ),
         ("backend", "3f2a9c1e", 7, NOW, 6)
     );
-    assert_eq!((meta.format_version, meta.tokenizer_version), (FORMAT_VERSION, TOKENIZER_VERSION));
-    let e = index.entry_by_id("architecture/cached-entry.md").unwrap().unwrap();
+    assert_eq!(
+        (meta.format_version, meta.tokenizer_version),
+        (FORMAT_VERSION, TOKENIZER_VERSION)
+    );
+    let e = index
+        .entry_by_id("architecture/cached-entry.md")
+        .unwrap()
+        .unwrap();
     let original = &corpus()[0];
     assert_eq!(e.title, original.title);
     assert_eq!(e.body, original.body);
@@ -103,14 +134,29 @@ fn builds_are_deterministic_whatever_the_input_order() {
     assert_eq!(artifact(), build(&reversed, &info()).unwrap());
     let mut dup = corpus();
     dup.push(corpus()[0].clone());
-    assert!(build(&dup, &info()).unwrap_err().to_string().contains("architecture/cached-entry.md"));
+    assert!(
+        build(&dup, &info())
+            .unwrap_err()
+            .to_string()
+            .contains("architecture/cached-entry.md")
+    );
 }
 
 #[test]
 fn identifier_styles_all_find_the_same_entry() {
     let index = Index::open(artifact()).unwrap();
-    for q in ["CachedEntry", "cached_entry", "cached-entry", "cached entry", "invalidate path"] {
-        assert_eq!(ids(&index, q, &SearchOptions::default())[0], "architecture/cached-entry.md", "{q}");
+    for q in [
+        "CachedEntry",
+        "cached_entry",
+        "cached-entry",
+        "cached entry",
+        "invalidate path",
+    ] {
+        assert_eq!(
+            ids(&index, q, &SearchOptions::default())[0],
+            "architecture/cached-entry.md",
+            "{q}"
+        );
     }
 }
 
@@ -124,7 +170,10 @@ fn and_mode_ranks_full_matches_first_and_falls_back_to_or() {
     // No entry has both: OR fallback still answers.
     let hits = ids(&index, "autosquash linker", &opts);
     assert_eq!(hits.len(), 2, "{hits:?}");
-    let or = SearchOptions { mode: Mode::Or, ..SearchOptions::default() };
+    let or = SearchOptions {
+        mode: Mode::Or,
+        ..SearchOptions::default()
+    };
     assert_eq!(ids(&index, "zzzz qqqq", &or), Vec::<String>::new());
     assert!(ids(&index, "", &opts).is_empty());
     assert!(ids(&index, "the of and", &opts).is_empty());
@@ -133,19 +182,58 @@ fn and_mode_ranks_full_matches_first_and_falls_back_to_or() {
 #[test]
 fn topic_filter_cap_limit_and_recency() {
     let index = Index::open(artifact()).unwrap();
-    let all = SearchOptions { mode: Mode::Or, ..SearchOptions::default() };
+    let all = SearchOptions {
+        mode: Mode::Or,
+        ..SearchOptions::default()
+    };
     let q = "rebase cache";
-    let topic = SearchOptions { topic: Some("git".into()), ..all.clone() };
-    assert!(ids(&index, q, &topic).iter().all(|id| id.starts_with("git/")));
-    assert!(ids(&index, q, &SearchOptions { topic: Some("nosuch".into()), ..all.clone() }).is_empty());
-    let capped = SearchOptions { per_topic_cap: Some(1), ..all.clone() };
+    let topic = SearchOptions {
+        topic: Some("git".into()),
+        ..all.clone()
+    };
+    assert!(
+        ids(&index, q, &topic)
+            .iter()
+            .all(|id| id.starts_with("git/"))
+    );
+    assert!(
+        ids(
+            &index,
+            q,
+            &SearchOptions {
+                topic: Some("nosuch".into()),
+                ..all.clone()
+            }
+        )
+        .is_empty()
+    );
+    let capped = SearchOptions {
+        per_topic_cap: Some(1),
+        ..all.clone()
+    };
     let hits = ids(&index, q, &capped);
     let git = hits.iter().filter(|id| id.starts_with("git/")).count();
     assert_eq!(git, 1, "{hits:?}");
-    assert_eq!(ids(&index, q, &SearchOptions { limit: 1, ..all.clone() }).len(), 1);
+    assert_eq!(
+        ids(
+            &index,
+            q,
+            &SearchOptions {
+                limit: 1,
+                ..all.clone()
+            }
+        )
+        .len(),
+        1
+    );
 
     // The two git entries score alike on "rebase"; recency lifts the one from yesterday.
-    let fresh = SearchOptions { now: Some(NOW), recency_weight: 0.5, topic: Some("git".into()), ..all };
+    let fresh = SearchOptions {
+        now: Some(NOW),
+        recency_weight: 0.5,
+        topic: Some("git".into()),
+        ..all
+    };
     let hits = index.search("rebase commits", &fresh).unwrap();
     assert_eq!(hits[0].entry.id, "git/interactive-rebase.md");
     assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
@@ -154,7 +242,9 @@ fn topic_filter_cap_limit_and_recency() {
 #[test]
 fn snippets_show_the_matching_text_not_the_title_heading() {
     let index = Index::open(artifact()).unwrap();
-    let hits = index.search("invalidate_path", &SearchOptions::default()).unwrap();
+    let hits = index
+        .search("invalidate_path", &SearchOptions::default())
+        .unwrap();
     assert_eq!(hits[0].entry.id, "architecture/cached-entry.md");
     let s = &hits[0].snippet;
     assert!(s.contains("invalidate_path after every rename"), "{s}");
@@ -167,21 +257,46 @@ fn snippets_show_the_matching_text_not_the_title_heading() {
 #[test]
 fn source_lookups_and_related_topics() {
     let index = Index::open(artifact()).unwrap();
-    let by = |p: &str| index.by_source(p).unwrap().into_iter().map(|e| e.id).collect::<Vec<_>>();
+    let by = |p: &str| {
+        index
+            .by_source(p)
+            .unwrap()
+            .into_iter()
+            .map(|e| e.id)
+            .collect::<Vec<_>>()
+    };
     assert_eq!(by("src/cache/entry.rs"), ["architecture/cached-entry.md"]);
     assert_eq!(by("./src/cache/entry.rs"), ["architecture/cached-entry.md"]);
     assert!(by("src/cache").is_empty());
-    let names: Vec<_> = index.by_file_name("Cargo.toml").unwrap().into_iter().map(|e| e.id).collect();
+    let names: Vec<_> = index
+        .by_file_name("Cargo.toml")
+        .unwrap()
+        .into_iter()
+        .map(|e| e.id)
+        .collect();
     assert_eq!(names, ["build/linker-oom.md"]);
-    let names: Vec<_> = index.by_file_name("/abs/path/to/key.rs").unwrap().into_iter().map(|e| e.id).collect();
+    let names: Vec<_> = index
+        .by_file_name("/abs/path/to/key.rs")
+        .unwrap()
+        .into_iter()
+        .map(|e| e.id)
+        .collect();
     assert_eq!(names, ["build/ci-cache.md"]);
     // src/cache/ holds sources of an architecture entry and a build entry.
     let related = index.related_topics("src/cache/new_file.rs").unwrap();
     let topics: Vec<_> = related.iter().map(|t| (t.topic, t.count)).collect();
     assert_eq!(topics, [("architecture", 1), ("build", 1)]);
     assert!(index.related_topics("README.md").unwrap().is_empty());
-    let topics: Vec<_> = index.topics().unwrap().into_iter().map(|t| (t.topic, t.count)).collect();
-    assert_eq!(topics, [("architecture", 1), ("build", 2), ("git", 2), ("misc", 1)]);
+    let topics: Vec<_> = index
+        .topics()
+        .unwrap()
+        .into_iter()
+        .map(|t| (t.topic, t.count))
+        .collect();
+    assert_eq!(
+        topics,
+        [("architecture", 1), ("build", 2), ("git", 2), ("misc", 1)]
+    );
 }
 
 #[test]
@@ -190,26 +305,49 @@ fn empty_index_is_valid() {
     let index = Index::open(&bytes[..]).unwrap();
     index.verify().unwrap();
     assert!(index.is_empty());
-    assert!(index.search("anything", &SearchOptions::default()).unwrap().is_empty());
+    assert!(
+        index
+            .search("anything", &SearchOptions::default())
+            .unwrap()
+            .is_empty()
+    );
     assert!(index.topics().unwrap().is_empty());
 }
 
 #[test]
 fn open_rejects_with_typed_errors() {
     let good = artifact();
-    assert!(matches!(Index::open(&good[..10]), Err(FormatError::TooSmall { .. })));
+    assert!(matches!(
+        Index::open(&good[..10]),
+        Err(FormatError::TooSmall { .. })
+    ));
     let mut bad = good.clone();
     bad[0] = b'X';
-    assert!(matches!(Index::open(&bad[..]), Err(FormatError::BadMagic { .. })));
+    assert!(matches!(
+        Index::open(&bad[..]),
+        Err(FormatError::BadMagic { .. })
+    ));
     let mut newer = good.clone();
     newer[12..16].copy_from_slice(&99u32.to_le_bytes()); // min_reader_version
     let err = Index::open(&newer[..]).unwrap_err();
-    assert_eq!(err, FormatError::TooNew { needs: 99, max: FORMAT_VERSION });
+    assert_eq!(
+        err,
+        FormatError::TooNew {
+            needs: 99,
+            max: FORMAT_VERSION
+        }
+    );
     assert!(err.to_string().contains("99"));
     let mut old = good.clone();
     old[8..12].copy_from_slice(&0u32.to_le_bytes());
-    assert!(matches!(Index::open(&old[..]), Err(FormatError::UnsupportedVersion { got: 0, .. })));
-    assert!(matches!(Index::open(&good[..good.len() - 1]), Err(FormatError::LengthMismatch { .. })));
+    assert!(matches!(
+        Index::open(&old[..]),
+        Err(FormatError::UnsupportedVersion { got: 0, .. })
+    ));
+    assert!(matches!(
+        Index::open(&good[..good.len() - 1]),
+        Err(FormatError::LengthMismatch { .. })
+    ));
     let mut flipped = good.clone();
     let at = good.len() / 2;
     flipped[at] ^= 0x40;
@@ -219,12 +357,24 @@ fn open_rejects_with_typed_errors() {
 
 /// Runs every query over possibly damaged bytes; any outcome but a panic is fine.
 fn exercise(bytes: &[u8]) {
-    let Ok(index) = Index::open(bytes) else { return };
+    let Ok(index) = Index::open(bytes) else {
+        return;
+    };
     let _ = index.verify();
     let _ = index.meta();
-    for q in ["cache", "CachedEntry rename", "rebase linker release", "東京"] {
+    for q in [
+        "cache",
+        "CachedEntry rename",
+        "rebase linker release",
+        "東京",
+    ] {
         for mode in [Mode::AndThenOr, Mode::Or] {
-            let opts = SearchOptions { mode, per_topic_cap: Some(1), now: Some(NOW), ..SearchOptions::default() };
+            let opts = SearchOptions {
+                mode,
+                per_topic_cap: Some(1),
+                now: Some(NOW),
+                ..SearchOptions::default()
+            };
             let _ = index.search(q, &opts);
         }
     }
@@ -276,7 +426,13 @@ fn damaged_artifacts_never_panic() {
             // Section offsets and lengths pointed past the end or made huge.
             1 => {
                 let s = header + rng.below(8) * row + 8 + 8 * rng.below(2);
-                let v = [u64::MAX, u64::MAX / 2, b.len() as u64, b.len() as u64 - 9, rng.next() % 4096][rng.below(5)];
+                let v = [
+                    u64::MAX,
+                    u64::MAX / 2,
+                    b.len() as u64,
+                    b.len() as u64 - 9,
+                    rng.next() % 4096,
+                ][rng.below(5)];
                 b[s..s + 8].copy_from_slice(&v.to_le_bytes());
             }
             // Huge or wrong counts in the header.
@@ -289,7 +445,8 @@ fn damaged_artifacts_never_panic() {
             3 => {
                 for _ in 0..1 + rng.below(4) {
                     let at = header + rng.below(b.len() - header - 12);
-                    let v = [u32::MAX, u32::MAX - 3, 0, rng.next() as u32, 0x8080_8080][rng.below(5)];
+                    let v =
+                        [u32::MAX, u32::MAX - 3, 0, rng.next() as u32, 0x8080_8080][rng.below(5)];
                     b[at..at + 4].copy_from_slice(&v.to_le_bytes());
                 }
             }
@@ -324,8 +481,11 @@ fn damaged_artifacts_never_panic() {
 /// Crash inputs found by `cargo fuzz` (index-format/fuzz) are kept here and replayed.
 #[test]
 fn fuzz_regressions_do_not_panic() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fuzz-regressions");
-    let Ok(entries) = std::fs::read_dir(&dir) else { return };
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fuzz-regressions");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return;
+    };
     for e in entries.flatten() {
         exercise(&std::fs::read(e.path()).unwrap());
     }
@@ -335,18 +495,29 @@ fn fuzz_regressions_do_not_panic() {
 /// produce it byte for byte while the format and tokenizer versions are unchanged.
 #[test]
 fn reference_artifact_v1_still_opens() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/reference-v1.hix");
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/reference-v1.hix");
     let built = artifact();
     if std::env::var_os("HELIX_BLESS").is_some() {
         std::fs::write(&path, &built).unwrap();
     }
-    let bytes = std::fs::read(&path).expect("reference artifact missing: run with HELIX_BLESS=1 once");
+    let bytes =
+        std::fs::read(&path).expect("reference artifact missing: run with HELIX_BLESS=1 once");
     let index = Index::open(&bytes[..]).unwrap();
     index.verify().unwrap();
     assert_eq!(index.meta().unwrap().format_version, 1);
-    assert_eq!(ids(&index, "CachedEntry", &SearchOptions::default())[0], "architecture/cached-entry.md");
-    assert_eq!(index.by_source("Cargo.toml").unwrap()[0].id, "build/linker-oom.md");
+    assert_eq!(
+        ids(&index, "CachedEntry", &SearchOptions::default())[0],
+        "architecture/cached-entry.md"
+    );
+    assert_eq!(
+        index.by_source("Cargo.toml").unwrap()[0].id,
+        "build/linker-oom.md"
+    );
     if FORMAT_VERSION == 1 && TOKENIZER_VERSION == 1 {
-        assert!(bytes == built, "the builder's output changed without a format or tokenizer version bump");
+        assert!(
+            bytes == built,
+            "the builder's output changed without a format or tokenizer version bump"
+        );
     }
 }
