@@ -1292,3 +1292,41 @@ fn subdir_project_reads_and_writes_only_under_its_folder() {
     assert_eq!(v["path"], "knowledge/build/linker-2.md");
     assert!(tree_files(&up.bare, "main").contains_key("knowledge/build/linker-2.md"));
 }
+
+#[test]
+fn restart_serves_last_good_artifact_while_upstream_is_gone_and_polling_resumes() {
+    let mut fx = Fixture::new();
+    let up = Upstream::new(&fx.root, "kb");
+    fx.configure(&[("kb", Some(&up.url()))], None);
+    let text = std::fs::read_to_string(&fx.config).expect("config");
+    std::fs::write(
+        &fx.config,
+        text.replace("poll_interval_secs = 3600", "poll_interval_secs = 1"),
+    )
+    .expect("config");
+    let s = fx.start();
+    let tok = fx.tok("kb/reader").to_string();
+    let head = up.head();
+    wait_status(&s, "kb", &tok, |v| v["commit"] == head.as_str());
+    let (_, etag, _, _) = get_index(&s, "kb", &tok);
+    // The upstream disappears; a restarted server still serves the last good artifact.
+    let moved = fx.root.join("kb-away.git");
+    std::fs::rename(&up.bare, &moved).expect("move upstream away");
+    let s = s.restart();
+    let (code, etag2, bytes, commit) = get_index(&s, "kb", &tok);
+    assert_eq!(code, StatusCode::OK);
+    assert_eq!((etag2, commit), (etag, head.clone()));
+    assert_eq!(entry_ids(&bytes).len(), 3);
+    let st = wait_status(&s, "kb", &tok, |v| v["last_fetch"]["error"].is_string());
+    assert_eq!(st["commit"], head.as_str());
+    // Back again, with a new commit: the poll picks it up without a refresh call.
+    std::fs::rename(&moved, &up.bare).expect("move upstream back");
+    let head2 = up.commit(
+        "Bob Jones",
+        &[("ops/polled.md", "# Polled\n\nFound by the poller.\n")],
+        "polled",
+    );
+    let st = wait_status(&s, "kb", &tok, |v| v["commit"] == head2.as_str());
+    assert!(st["last_fetch"]["error"].is_null(), "{st}");
+    assert_eq!(st["entries"], 4);
+}
