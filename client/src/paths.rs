@@ -99,6 +99,16 @@ pub fn is_safe_name(name: &str) -> bool {
 
 /// Writes `bytes` to `path` atomically: a temp file in the same directory, fsync, rename.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_replace(path, bytes, true)
+}
+
+/// Like [`write_atomic`] without the fsync: for state that can be rebuilt (cache metadata,
+/// last sync result), where readers must never see a torn file but a crash may lose it.
+pub fn write_atomic_nosync(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_replace(path, bytes, false)
+}
+
+fn write_replace(path: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()> {
     use std::io::Write;
     let dir = path.parent().unwrap_or_else(|| Path::new("."));
     std::fs::create_dir_all(dir)?;
@@ -111,7 +121,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let res = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
-        f.sync_all()?;
+        if durable {
+            f.sync_all()?;
+        }
         std::fs::rename(&tmp, path)
     })();
     if res.is_err() {

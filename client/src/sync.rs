@@ -46,7 +46,8 @@ pub fn read_last_sync(dir: &Path) -> Option<LastSync> {
 
 fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<()> {
     let bytes = serde_json::to_vec_pretty(v).expect("serialising plain structs cannot fail");
-    crate::paths::write_atomic(path, &bytes).with_context(|| format!("writing {}", path.display()))
+    crate::paths::write_atomic_nosync(path, &bytes)
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 fn record(dir: &Path, ok: bool, message: &str) {
