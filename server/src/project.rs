@@ -454,7 +454,11 @@ impl Worker {
             Ok(Err(e)) => {
                 tracing::error!(project = %self.name(), error = %format!("{e:#}"), "{what} failed")
             }
-            Err(_) => tracing::error!(project = %self.name(), "{what} panicked"),
+            Err(_) => {
+                // A panic may have left entries moved out of the cache: start it afresh.
+                self.cache.clear();
+                tracing::error!(project = %self.name(), "{what} panicked");
+            }
         }
     }
 
@@ -540,11 +544,17 @@ impl Worker {
         }
         let live: HashSet<&str> = files.iter().map(|(p, _, _)| p.as_str()).collect();
         self.cache.retain(|k, _| live.contains(k.as_str()));
+        // Entries are moved out of the cache for the build and put back after it: no copies
+        // of 10k bodies per compile.
         let mut entries = Vec::with_capacity(files.len());
+        let mut order = Vec::with_capacity(files.len());
         let mut diags = Vec::new();
         for (path, _, _) in &files {
-            match self.cache.get(path).map(|c| &c.parsed) {
-                Some(Ok(e)) => entries.push(e.clone()),
+            match self.cache.get_mut(path).map(|c| &mut c.parsed) {
+                Some(Ok(e)) => {
+                    entries.push(std::mem::take(e));
+                    order.push(path.as_str());
+                }
                 Some(Err(d)) => diags.push(DiagnosticInfo {
                     path: d.path.clone(),
                     line: d.line,
@@ -561,14 +571,21 @@ impl Worker {
             build_time: now_secs(),
         };
         let t_build = Instant::now();
-        let bytes = helix_index_format::build(&entries, &info)
-            .map_err(|e| anyhow::anyhow!("cannot compile {}: {e}", self.project.cfg.name))?;
+        let built = helix_index_format::build(&entries, &info);
+        let entry_count = entries.len() as u64;
+        for (e, path) in entries.into_iter().zip(order) {
+            if let Some(c) = self.cache.get_mut(path) {
+                c.parsed = Ok(e);
+            }
+        }
+        let bytes =
+            built.map_err(|e| anyhow::anyhow!("cannot compile {}: {e}", self.project.cfg.name))?;
         let t_save = Instant::now();
         let (served, ptr) = self.project.store.save(
             bytes,
             &hex,
             generation,
-            entries.len() as u64,
+            entry_count,
             info.build_time,
             diags,
         )?;
