@@ -1293,6 +1293,9 @@ fn subdir_project_reads_and_writes_only_under_its_folder() {
     assert!(tree_files(&up.bare, "main").contains_key("knowledge/build/linker-2.md"));
 }
 
+#[path = "server/deploy.rs"]
+mod deploy;
+
 #[test]
 fn restart_serves_last_good_artifact_while_upstream_is_gone_and_polling_resumes() {
     let mut fx = Fixture::new();
