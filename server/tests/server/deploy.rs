@@ -313,6 +313,11 @@ fn example_config_starts_the_server_from_each_deployment_command_line() {
             "{origin}: the data dir layout docs/operations.md describes"
         );
 
+        // The health checks the image and the compose file run, against this server.
+        for check in [dockerfile_healthcheck(), compose_healthcheck()] {
+            run_healthcheck(&check, &s.url);
+        }
+
         // The GitHub webhook as docs/operations.md sets it up.
         let body = br#"{"ref":"refs/heads/main"}"#;
         let r = http()
@@ -443,6 +448,44 @@ fn json_array(s: &str) -> Vec<String> {
 }
 
 /// ENTRYPOINT + CMD of the final stage, as the container runs them.
+/// The HEALTHCHECK command of the image (exec form).
+fn dockerfile_healthcheck() -> Vec<String> {
+    let ins = dockerfile();
+    let hc = ins
+        .iter()
+        .rev()
+        .find(|(o, _)| o == "HEALTHCHECK")
+        .map(|(_, r)| r.clone())
+        .expect("Dockerfile has a HEALTHCHECK");
+    let (_, cmd) = hc.split_once("CMD ").expect("HEALTHCHECK CMD");
+    json_array(cmd)
+}
+
+/// Runs a health check command line with the container's address mapped to `url`; it must
+/// succeed. Skipped with a note when its program is not installed here.
+fn run_healthcheck(check: &[String], url: &str) {
+    let args: Vec<String> = check
+        .iter()
+        .map(|a| a.replace("http://127.0.0.1:7700", url))
+        .collect();
+    let out = match Command::new(&args[0]).args(&args[1..]).output() {
+        Ok(out) => out,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            println!(
+                "note: {} not installed; health check {check:?} not run",
+                args[0]
+            );
+            return;
+        }
+        Err(e) => panic!("cannot run {args:?}: {e}"),
+    };
+    assert!(
+        out.status.success(),
+        "health check {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 fn dockerfile_command() -> Vec<String> {
     let ins = dockerfile();
     let last = |op: &str| {
@@ -491,7 +534,17 @@ fn dockerfile_builds_in_one_stage_and_runs_unprivileged_in_another() {
         );
     }
     assert!(rt.contains("--no-install-recommends") && rt.contains("rm -rf /var/lib/apt/lists"));
-    assert!(rt.contains("useradd") && rt.contains("--uid 10001"), "{rt}");
+    let user = runtime
+        .iter()
+        .rev()
+        .find(|(o, _)| o == "USER")
+        .map(|(_, r)| r.clone())
+        .expect("USER");
+    let uid = user.split(':').next().expect("uid");
+    assert!(
+        rt.contains("useradd") && rt.contains(&format!("--uid {uid}")),
+        "the USER {uid} is created: {rt}"
+    );
 
     // Sources copied from the build context exist; the runtime copies only the binary.
     for (op, rest) in build.iter().filter(|(o, _)| o == "COPY") {
@@ -594,6 +647,14 @@ fn strings(y: &Yaml) -> Vec<String> {
                 .to_string()
         })
         .collect()
+}
+
+/// The compose health check without its `CMD` marker.
+fn compose_healthcheck() -> Vec<String> {
+    let docs = yaml_docs("compose.yaml");
+    let test = strings(&docs[0]["services"]["helix-server"]["healthcheck"]["test"]);
+    assert_eq!(test[0], "CMD", "exec-form health check");
+    test[1..].to_vec()
 }
 
 fn compose_command() -> Vec<String> {
