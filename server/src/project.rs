@@ -339,6 +339,17 @@ impl Worker {
         let Ok(msgs) = self.repo.recent_messages(tip, IDEMPOTENCY_SCAN) else {
             return;
         };
+        // The artifact that contains these commits: the served one if it is of the tip,
+        // else the next one, which the refresh right after this scan compiles.
+        let built_tip = self
+            .project
+            .current()
+            .is_some_and(|c| c.info.commit == tip.to_string());
+        let generation = if built_tip {
+            self.generation
+        } else {
+            self.generation + 1
+        };
         let mut added = 0;
         for (commit, msg) in msgs.into_iter().rev() {
             for line in msg.lines() {
@@ -357,7 +368,7 @@ impl Worker {
                     id: self.id_of(path),
                     path: path.to_string(),
                     commit: commit.to_string(),
-                    generation: self.generation,
+                    generation,
                 };
                 self.idem.insert(key.to_string(), (self.idem_seq, ack));
                 added += 1;
