@@ -370,6 +370,23 @@ impl Repo {
         bail!("git push to {url} failed: {}", text.trim())
     }
 
+    /// Packs loose objects when git thinks it is worth it; failures are only logged.
+    pub fn gc_auto(&self) {
+        let r = std::process::Command::new("git")
+            .arg("--git-dir")
+            .arg(&self.path)
+            .args(["gc", "--auto", "--quiet"])
+            .stdin(std::process::Stdio::null())
+            .output();
+        match r {
+            Ok(o) if o.status.success() => {}
+            Ok(o) => {
+                tracing::warn!(stderr = %String::from_utf8_lossy(&o.stderr), "git gc --auto failed")
+            }
+            Err(e) => tracing::warn!(error = %e, "cannot run git gc"),
+        }
+    }
+
     /// Commit messages along the first-parent history from `tip`, newest first, at most `max`.
     pub fn recent_messages(
         &self,

@@ -26,6 +26,8 @@ const MAX_PUSH_ATTEMPTS: usize = 8;
 const IDEMPOTENCY_SCAN: usize = 2000;
 /// Idempotency keys remembered per project.
 const MAX_IDEMPOTENCY_KEYS: usize = 100_000;
+/// Write batches between two `git gc --auto` runs on the server's repository.
+const GC_EVERY_BATCHES: u32 = 200;
 /// Commit-message trailer recording an idempotency key and the path it created.
 const KEY_TRAILER: &str = "Helix-Idempotency-Key:";
 
@@ -277,6 +279,8 @@ struct Worker {
     idem_path: PathBuf,
     /// Whether commit messages were scanned for idempotency keys (after the first fetch).
     scanned: bool,
+    /// Write batches committed since the last `git gc --auto`.
+    batches_since_gc: u32,
 }
 
 impl Worker {
@@ -298,6 +302,7 @@ impl Worker {
             idem_seq: 0,
             idem_path,
             scanned: false,
+            batches_since_gc: 0,
         };
         w.load_idempotency();
         if w.repo.upstream.is_none() {
@@ -341,10 +346,11 @@ impl Worker {
         };
         // The artifact that contains these commits: the served one if it is of the tip,
         // else the next one, which the refresh right after this scan compiles.
+        let tip_hex = tip.to_string();
         let built_tip = self
             .project
             .current()
-            .is_some_and(|c| c.info.commit == tip.to_string());
+            .is_some_and(|c| c.info.commit == tip_hex);
         let generation = if built_tip {
             self.generation
         } else {
@@ -834,7 +840,15 @@ impl Worker {
                 }
             };
             match self.repo.push(commit) {
-                Ok(PushOutcome::Pushed) => return Ok((commit, paths)),
+                Ok(PushOutcome::Pushed) => {
+                    self.batches_since_gc += 1;
+                    if self.batches_since_gc >= GC_EVERY_BATCHES {
+                        // Each write adds loose objects; let git pack them now and then.
+                        self.batches_since_gc = 0;
+                        self.repo.gc_auto();
+                    }
+                    return Ok((commit, paths));
+                }
                 Ok(PushOutcome::Rejected(reason)) => {
                     tracing::info!(project = %self.name(), attempt, "upstream moved; fetching and re-applying");
                     last_reason = reason;
