@@ -243,6 +243,15 @@ impl Repo {
         Ok(out)
     }
 
+    /// Size of an object in bytes, without reading it.
+    pub fn object_size(&self, id: ObjectId) -> anyhow::Result<u64> {
+        Ok(self
+            .repo
+            .find_header(id)
+            .context("cannot read object header")?
+            .size())
+    }
+
     pub fn read_blob(&self, id: ObjectId) -> anyhow::Result<Vec<u8>> {
         let mut b = self.repo.find_blob(id).context("cannot read blob")?;
         Ok(b.take_data())

@@ -548,9 +548,22 @@ impl Worker {
             if !changed.contains(path) {
                 continue;
             }
-            let bytes = self.repo.read_blob(*blob)?;
             let meta = metas.get(path).cloned();
-            let parsed = helix_index_format::parse_entry(rel, &bytes, meta.as_ref());
+            // A huge file is reported without loading it into memory.
+            let size = self.repo.object_size(*blob)?;
+            let parsed = if size > helix_index_format::MAX_ENTRY_BYTES as u64 {
+                Err(Diagnostic {
+                    path: rel.clone(),
+                    line: 1,
+                    reason: format!(
+                        "file is {size} bytes; entries may be at most {} bytes",
+                        helix_index_format::MAX_ENTRY_BYTES
+                    ),
+                })
+            } else {
+                let bytes = self.repo.read_blob(*blob)?;
+                helix_index_format::parse_entry(rel, &bytes, meta.as_ref())
+            };
             self.cache.insert(
                 path.clone(),
                 Cached {

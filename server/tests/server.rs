@@ -1253,6 +1253,7 @@ fn failed_push_is_reported_undone_and_retry_succeeds() {
 fn subdir_project_reads_and_writes_only_under_its_folder() {
     let mut fx = Fixture::new();
     let up = Upstream::new(&fx.root, "mono");
+    let huge = format!("# Huge\n\n{}\n", "word ".repeat(230_000));
     up.commit(
         "Alice Smith",
         &[
@@ -1261,6 +1262,7 @@ fn subdir_project_reads_and_writes_only_under_its_folder() {
                 "# Linker\n\nUse mold for faster links.\n",
             ),
             ("knowledge/README.md", "# Not an entry\n"),
+            ("knowledge/big/huge.md", &huge),
         ],
         "knowledge folder",
     );
@@ -1277,6 +1279,9 @@ fn subdir_project_reads_and_writes_only_under_its_folder() {
     let head = up.head();
     let st = wait_status(&s, "mono", &tok, |v| v["commit"] == head.as_str());
     assert_eq!(st["entries"], 1, "{st}");
+    let d = &st["diagnostics"][0];
+    assert_eq!(d["path"], "big/huge.md", "{st}");
+    assert!(d["reason"].as_str().unwrap_or("").contains("bytes"), "{st}");
     let (_, _, bytes, _) = get_index(&s, "mono", &tok);
     assert_eq!(entry_ids(&bytes), ["build/linker.md".to_string()].into());
     let (st, v) = post_entry(
