@@ -242,7 +242,19 @@ fn team_story_store_sync_pull_request_and_offline_hooks() {
         1,
         "rebasing Dave's work duplicated A's entry"
     );
-    // The forge's webhook (a write token here) makes the server refresh now.
+    // The forge's webhook (a write token here) makes the server refresh now; a reader's
+    // token or no token at all may not.
+    let refresh = format!("/v1/projects/{PROJECT}/refresh");
+    let denied = server.json("POST", &refresh, Some(&token_b), 403);
+    assert_eq!(
+        denied["error"]["code"], "forbidden",
+        "refresh with a read token: {denied}"
+    );
+    let denied = server.json("POST", &refresh, None, 401);
+    assert_eq!(
+        denied["error"]["code"], "unauthorized",
+        "refresh without a token: {denied}"
+    );
     let refreshed = server.json(
         "POST",
         &format!("/v1/projects/{PROJECT}/refresh?wait=1"),
