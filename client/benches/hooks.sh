@@ -116,6 +116,8 @@ for n in $SIZES; do
         "$repo" "$repo" > "$WORK/ambient-$n.json"
     {
         printf 'floor\t%s\t%s\t%s\n' "$WORK/prompt-$n.json" "$WORK/floor" "$index"
+        # An unknown event: start-up, stdin read and exit only (no config, no index).
+        printf 'startup\t%s\t%s\thook\tnoop\n' "$WORK/prompt-$n.json" "$HELIX"
         printf 'prompt\t%s\t%s\thook\tprompt\n' "$WORK/prompt-$n.json" "$HELIX"
         printf 'ambient\t%s\t%s\thook\tambient\n' "$WORK/ambient-$n.json" "$HELIX"
     } > "$WORK/spec-$n.tsv"

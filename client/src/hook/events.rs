@@ -437,10 +437,11 @@ fn ambient(input: &Input) -> Option<String> {
     let mut related: Vec<ProjectHit<'_>> = Vec::new();
     let mut or_terms = stem_terms.clone();
     or_terms.extend(symbols.iter().cloned());
-    let layers = [
-        (or_terms.join(" "), Mode::Or),
-        (stem_terms.join(" "), Mode::AndThenOr),
-    ];
+    let mut layers = vec![(or_terms.join(" "), Mode::Or)];
+    // With one term and no symbols, layer 3 would repeat layer 2's query exactly.
+    if or_terms.len() > 1 {
+        layers.push((stem_terms.join(" "), Mode::AndThenOr));
+    }
     for (query, mode) in &layers {
         for h in search(&k, query, *mode, 3) {
             if related.len() < 4 && !seen.contains(&(h.project, h.hit.entry.id)) {
