@@ -502,33 +502,33 @@ fn uninstall(t: &Target, cwd: &Path) -> Result<ExitCode> {
         None => None,
     };
     let mut plans = Vec::new();
-    if let Some((mut doc, text)) = loaded {
-        if remove_hooks(&mut doc) {
-            let next = if doc == Value::Object(Vec::new()) {
-                None
-            } else {
-                Some(render(&doc)?)
-            };
-            plans.push(Plan {
-                path: settings,
-                previous: Some(text),
-                next,
-            });
-        }
+    if let Some((mut doc, text)) = loaded
+        && remove_hooks(&mut doc)
+    {
+        let next = if doc == Value::Object(Vec::new()) {
+            None
+        } else {
+            Some(render(&doc)?)
+        };
+        plans.push(Plan {
+            path: settings,
+            previous: Some(text),
+            next,
+        });
     }
-    if let Some((path, (mut doc, text))) = loaded_mcp {
-        if remove_mcp(&mut doc) {
-            let next = if doc == Value::Object(Vec::new()) {
-                None
-            } else {
-                Some(render(&doc)?)
-            };
-            plans.push(Plan {
-                path,
-                previous: Some(text),
-                next,
-            });
-        }
+    if let Some((path, (mut doc, text))) = loaded_mcp
+        && remove_mcp(&mut doc)
+    {
+        let next = if doc == Value::Object(Vec::new()) {
+            None
+        } else {
+            Some(render(&doc)?)
+        };
+        plans.push(Plan {
+            path,
+            previous: Some(text),
+            next,
+        });
     }
     apply(plans, t.dry_run, "uninstall")
 }

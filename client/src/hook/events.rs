@@ -234,14 +234,14 @@ fn error(input: &Input) -> Option<String> {
     let raw = input.str("error")?;
     let text = error_text(raw);
     let (cfg, _) = project(input)?;
-    if text.trim().chars().count() >= 15 {
-        if let Some(session) = input.session_id() {
-            let now = state::now_ms();
-            state::update(session, |s| {
-                s.failures = s.failures.saturating_add(1);
-                s.last_failure = now;
-            });
-        }
+    if text.trim().chars().count() >= 15
+        && let Some(session) = input.session_id()
+    {
+        let now = state::now_ms();
+        state::update(session, |s| {
+            s.failures = s.failures.saturating_add(1);
+            s.last_failure = now;
+        });
     }
     let terms = error_terms(&text);
     if terms.is_empty() {
@@ -401,13 +401,12 @@ fn ambient(input: &Input) -> Option<String> {
     if let Some(rel) = &rel {
         about.extend(k.by_source(rel));
     }
-    if about.is_empty() {
-        if let (Some(name), Some(stem)) = (name, &stem) {
-            // Only a distinctive file name: `mod.rs` would match every module.
-            if name.starts_with(stem.as_str()) {
-                about.extend(k.by_file_name(name));
-            }
-        }
+    // Only a distinctive file name: `mod.rs` would match every module.
+    if about.is_empty()
+        && let (Some(name), Some(stem)) = (name, &stem)
+        && name.starts_with(stem.as_str())
+    {
+        about.extend(k.by_file_name(name));
     }
     about.retain(|(p, e)| {
         let new = !seen.contains(&(*p, e.id));

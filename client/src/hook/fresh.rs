@@ -35,15 +35,13 @@ fn age(path: &Path, now: SystemTime) -> Option<Duration> {
 /// `None` when there is no cache at all.
 fn cache_age(cfg: &ProjectConfig, project: &str, now: SystemTime) -> Option<Duration> {
     let dir = cfg.cache_dir(project);
-    if let Ok(text) = std::fs::read(dir.join("meta.json")) {
-        if text.len() < 64 * 1024 {
-            if let Ok(v) = serde_json::from_slice::<serde_json::Value>(&text) {
-                if let Some(at) = v.get("fetched_at").and_then(serde_json::Value::as_u64) {
-                    let at = SystemTime::UNIX_EPOCH + Duration::from_secs(at);
-                    return Some(now.duration_since(at).unwrap_or_default());
-                }
-            }
-        }
+    if let Ok(text) = std::fs::read(dir.join("meta.json"))
+        && text.len() < 64 * 1024
+        && let Ok(v) = serde_json::from_slice::<serde_json::Value>(&text)
+        && let Some(at) = v.get("fetched_at").and_then(serde_json::Value::as_u64)
+    {
+        let at = SystemTime::UNIX_EPOCH + Duration::from_secs(at);
+        return Some(now.duration_since(at).unwrap_or_default());
     }
     age(&dir.join(crate::knowledge::INDEX_FILE), now)
 }

@@ -357,7 +357,7 @@ pub fn error_terms(text: &str) -> Vec<String> {
             && !sorted_contains(ERROR_NOISE, w)
             && !w.chars().all(|c| c.is_ascii_digit())
             // hex hashes and addresses
-            && !(w.len() >= 8 && w.bytes().all(|b| b.is_ascii_hexdigit()))
+            && (w.len() < 8 || !w.bytes().all(|b| b.is_ascii_hexdigit()))
     });
     let terms = pick(cands, ERROR_TERMS);
     if terms.len() < 2 { Vec::new() } else { terms }

@@ -769,7 +769,8 @@ fn broken_caches_give_no_output_and_exit_zero() {
 #[test]
 fn unreadable_or_missing_configuration_gives_no_output() {
     let f = Fixture::new();
-    let setups: Vec<(&str, Box<dyn Fn(&Path)>)> = vec![
+    type Setup = Box<dyn Fn(&Path)>;
+    let setups: Vec<(&str, Setup)> = vec![
         (
             "invalid TOML",
             Box::new(|root: &Path| {
