@@ -33,8 +33,35 @@ queries = [docs[i][1] for i in range(0, len(docs), step)][:50]
 def simple_tokens(s):
     return re.findall(r"\w+", s.lower())
 
+STOP = set("""a about an and are as at be been but by can d did do does from had has have how i in
+into is it its ll m me my of on or our re s so t than that the their them then there these they
+this those to too us ve was we were what when where which who why will with would you your""".split())
+
+def helix_like_tokens(s):
+    """An approximation of helix's tokenizer (index-format/src/tokenize.rs) in Python:
+    identifier runs split on _ - . : and camelCase, whole identifier kept, stop words dropped."""
+    out = []
+    for run in re.findall(r"[^\W_]+(?:[_\-.:]+[^\W_]+)*", s):
+        parts = []
+        for seg in re.split(r"[_\-.:]+", run):
+            parts += [p.lower() for p in re.findall(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[^\W_a-zA-Z]+", seg) if p]
+        if len(parts) == 1:
+            if parts[0] not in STOP and len(parts[0]) <= 64:
+                out.append(parts[0])
+        elif parts:
+            out.append("".join(parts))
+            out += [p for p in parts if p not in STOP]
+    return out
+
 ids = [d[0] for d in docs]
 corpus_tokens = [simple_tokens(d[2]) for d in docs]  # the body already holds the title heading
+helix_tok_corpus = [helix_like_tokens(d[1] + "\n" + d[2]) for d in docs]
+lucene_ht = bm25s.BM25(method="lucene", k1=1.2, b=0.75)
+lucene_ht.index(helix_tok_corpus, show_progress=False)
+
+def top_lucene_helix_tokens(q):
+    res, scores = lucene_ht.retrieve([helix_like_tokens(q)], k=10, show_progress=False)
+    return [ids[i] for i, s in zip(res[0], scores[0]) if s > 0]
 
 lucene = bm25s.BM25(method="lucene", k1=1.2, b=0.75)
 lucene.index(corpus_tokens, show_progress=False)
@@ -60,7 +87,8 @@ def overlap(a, b):
     return len(set(a) & set(b)) / 10
 
 rows = []
-for name, ref in [("bm25s (lucene)", top_lucene), ("rank_bm25 (okapi)", top_okapi)]:
+for name, ref in [("bm25s (lucene)", top_lucene), ("rank_bm25 (okapi)", top_okapi),
+                  ("bm25s (lucene) with helix-like tokens", top_lucene_helix_tokens)]:
     for mode in ["or", "and"]:
         ov = [overlap(h[mode], ref(h["query"])) for h in helix]
         t1 = [bool(h[mode]) and bool(ref(h["query"])) and h[mode][0] == ref(h["query"])[0] for h in helix]
