@@ -418,9 +418,17 @@ fn ambient(input: &Input) -> Option<String> {
     about.truncate(4);
 
     // 5. Impact: entries that mention a symbol this edit removes, literally.
+    // A symbol is queried as its whole-identifier token (`merge_base` → `mergebase`): the
+    // tokenizer indexes that form too, and its posting list is short, unlike `merge`/`base`.
+    let whole = |sym: &str| -> String {
+        sym.chars()
+            .filter(|c| c.is_alphanumeric())
+            .flat_map(char::to_lowercase)
+            .collect()
+    };
     let mut impact: Vec<(String, ProjectHit<'_>)> = Vec::new();
     for sym in &symbols {
-        for h in search(&k, sym, Mode::AndThenOr, 5) {
+        for h in search(&k, &whole(sym), Mode::Or, 5) {
             let e = &h.hit.entry;
             if impact.len() < 3
                 && (e.body.contains(sym.as_str()) || e.title.contains(sym.as_str()))
@@ -435,7 +443,7 @@ fn ambient(input: &Input) -> Option<String> {
     // 2. OR search on the stem plus removed symbols; 3. global BM25 on the stem.
     let mut related: Vec<ProjectHit<'_>> = Vec::new();
     let mut or_terms = stem_terms.clone();
-    or_terms.extend(symbols.iter().cloned());
+    or_terms.extend(symbols.iter().map(|s| whole(s)));
     let mut layers = vec![(or_terms.join(" "), Mode::Or)];
     // With one term and no symbols, layer 3 would repeat layer 2's query exactly.
     if or_terms.len() > 1 {
