@@ -384,7 +384,8 @@ impl Repo {
         let r = std::process::Command::new("git")
             .arg("--git-dir")
             .arg(&self.path)
-            .args(["gc", "--auto", "--quiet"])
+            // In the foreground: the worker is the only user of the repository meanwhile.
+            .args(["-c", "gc.autoDetach=false", "gc", "--auto", "--quiet"])
             .stdin(std::process::Stdio::null())
             .output();
         match r {
