@@ -82,11 +82,20 @@ CASES=(
     "status|$HELIX status --json"
 )
 
+# Full download: the cached artifact removed before each run, so sync downloads, verifies
+# (full checksum) and installs the whole artifact.
+CACHE=$(dirname "$(find "$XDG_CACHE_HOME/helix" -name index.hix | head -n1)")
+echo "artifact: $(stat -c %s "$CACHE/index.hix") bytes" >&2
+PREP="rm -f $CACHE/index.hix $CACHE/meta.json"
+
 if command -v hyperfine > /dev/null; then
     args=()
     for c in "${CASES[@]}"; do args+=(-n "${c%%|*}" "${c#*|}"); done
     hyperfine -N --warmup 20 --runs "$RUNS" --export-markdown "$WORK/result.md" "${args[@]}" >&2
     cat "$WORK/result.md"
+    hyperfine -N --warmup 3 --runs 30 --prepare "$PREP" --export-markdown "$WORK/full.md" \
+        -n "sync-full-download" "$HELIX sync --quiet" >&2
+    tail -n +3 "$WORK/full.md"
 else
     echo "hyperfine not found; timing loop with date +%s%N" >&2
     echo "| case | runs | mean ms | p50 ms | p99 ms |"
@@ -103,4 +112,12 @@ else
             p50=a[int((NR+1)*0.5)]; p99=a[int(NR*0.99)>0?int(NR*0.99):1];
             printf "| %s | %d | %.2f | %.2f | %.2f |\n", n, NR, s/NR/1e6, p50/1e6, p99/1e6 }'
     done
+    : > "$WORK/times"
+    for _ in $(seq 1 30); do
+        $PREP
+        t0=$(date +%s%N); "$HELIX" sync --quiet; t1=$(date +%s%N)
+        echo $((t1 - t0)) >> "$WORK/times"
+    done
+    sort -n "$WORK/times" | awk '{a[NR]=$1; s+=$1} END {
+        printf "| sync-full-download | %d | %.2f | %.2f | %.2f |\n", NR, s/NR/1e6, a[int((NR+1)/2)]/1e6, a[NR]/1e6 }'
 fi
