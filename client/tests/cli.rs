@@ -5,11 +5,11 @@
 mod common;
 #[path = "cli/format.rs"]
 mod format;
-#[path = "cli/mcp.rs"]
-mod mcp;
 #[path = "cli/hooks.rs"]
 mod hooks;
 #[path = "cli/install.rs"]
 mod install;
+#[path = "cli/mcp.rs"]
+mod mcp;
 #[path = "cli/sync.rs"]
 mod sync;
