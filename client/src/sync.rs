@@ -366,7 +366,13 @@ enum Fetched {
 }
 
 fn fetch(ctx: &Ctx<'_>, project: &str, dir: &Path, quiet: bool) -> Result<Fetched, Failure> {
-    let old = read_meta(dir).filter(|_| dir.join(INDEX_FILE).exists());
+    // A cached artifact that no longer opens (damaged on disk) must not be kept alive by a
+    // 304: then ask without the ETag and download it again.
+    let cache_ok = matches!(
+        crate::knowledge::open_index(&dir.join(INDEX_FILE)),
+        Ok(Some(_))
+    );
+    let old = read_meta(dir).filter(|_| cache_ok);
     let url = format!("{}/v1/projects/{project}/index", ctx.server);
     let mut rb = ctx.req(ctx.http.get(&url));
     if let Some(etag) = old.as_ref().and_then(|m| m.etag.as_ref()) {

@@ -647,3 +647,27 @@ fn acknowledged_entry_stays_visible_until_the_synced_artifact_has_it() {
         .json();
     assert_eq!(e["pending"], false);
 }
+
+#[test]
+fn a_damaged_cache_is_downloaded_again_instead_of_kept_by_a_304() {
+    let tmp = tempfile::tempdir().unwrap();
+    let up = Upstream::new(tmp.path(), BACKEND);
+    let server = Server::start(&[ProjectSpec {
+        name: "backend",
+        upstream: Some(&up.bare),
+    }]);
+    let c = Client::new();
+    c.follow(&server.url, &["backend"]);
+    c.run(&["sync"]).ok();
+    let index = c.cache_dir(&server.url, "backend").join("index.hix");
+    let good = read(&index);
+    std::fs::write(&index, &good[..good.len() / 3]).unwrap();
+    assert!(
+        c.search("lssl").is_empty(),
+        "a damaged cache is skipped, not trusted"
+    );
+    let r = c.run(&["sync"]).ok();
+    assert!(r.stdout.contains("downloaded"), "{}", r.stdout);
+    assert_eq!(read(&index), good);
+    assert_eq!(c.search("lssl")[0]["id"], "build/openssl-linker.md");
+}
