@@ -671,3 +671,62 @@ fn a_damaged_cache_is_downloaded_again_instead_of_kept_by_a_304() {
     assert_eq!(read(&index), good);
     assert_eq!(c.search("lssl")[0]["id"], "build/openssl-linker.md");
 }
+
+#[test]
+fn an_entry_the_server_refuses_is_kept_aside_with_the_reason() {
+    let c = Client::new();
+    let good = artifact(&c, "backend", BACKEND);
+    let refusal = br#"{"error":{"code":"invalid_entry","message":"topic: reserved name"}}"#;
+    let url = serve_raw(vec![
+        (
+            format!(
+                "HTTP/1.1 422 Unprocessable Entity\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                refusal.len()
+            ),
+            refusal.to_vec(),
+        ),
+        ok_response(&good, good.len(), "good"),
+    ]);
+    c.follow(&url, &["backend"]);
+    c.store(
+        "ops",
+        "Restart order",
+        "Restart the queue before the workers.",
+    );
+    let r = c.run(&["sync"]);
+    assert_eq!(r.code, Some(1), "{r:?}");
+    assert!(
+        r.stderr.contains("`Restart order` rejected"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("422 invalid_entry: topic: reserved name"),
+        "{}",
+        r.stderr
+    );
+    let rejected = c.pending_dir("backend").join("rejected");
+    let names: Vec<String> = std::fs::read_dir(&rejected)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(
+        names.iter().filter(|n| n.ends_with(".md")).count(),
+        1,
+        "{names:?}"
+    );
+    let reason = names.iter().find(|n| n.ends_with(".reason")).unwrap();
+    let reason = std::fs::read_to_string(rejected.join(reason)).unwrap();
+    assert!(reason.contains("topic: reserved name"), "{reason}");
+    // Out of the push queue: no longer pending, and doctor says what to do.
+    assert_eq!(
+        c.run(&["status", "--json"]).ok().json()["projects"][0]["pending"],
+        0
+    );
+    let d = c.run(&["doctor"]);
+    assert!(
+        d.stdout.contains("rejected by the server are kept in"),
+        "{}",
+        d.stdout
+    );
+}
