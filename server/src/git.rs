@@ -398,15 +398,17 @@ impl Repo {
     }
 
     /// Commit messages along the first-parent history from `tip`, newest first, at most `max`.
+    /// Stops before `stop` (already seen).
     pub fn recent_messages(
         &self,
         tip: ObjectId,
+        stop: Option<ObjectId>,
         max: usize,
     ) -> anyhow::Result<Vec<(ObjectId, String)>> {
         let mut out = Vec::new();
         let mut cur = Some(tip);
         while let Some(id) = cur {
-            if out.len() >= max {
+            if out.len() >= max || Some(id) == stop {
                 break;
             }
             let c = self.repo.find_commit(id).context("cannot read commit")?;

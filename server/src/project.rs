@@ -74,6 +74,14 @@ pub enum Job {
     Shutdown,
 }
 
+/// Why a batch was not committed.
+#[derive(Debug)]
+enum BatchError {
+    /// Some keys of the batch turned out to be in git already; filter and try again.
+    KeysAppeared,
+    Failed(AppError),
+}
+
 /// Last fetch time and error, for `/status`.
 #[derive(Debug, Clone, Default)]
 pub struct FetchStatus {
@@ -279,6 +287,8 @@ struct Worker {
     idem_path: PathBuf,
     /// Whether commit messages were scanned for idempotency keys (after the first fetch).
     scanned: bool,
+    /// Branch tip up to which commit messages were scanned for keys.
+    scanned_tip: Option<ObjectId>,
     /// Write batches committed since the last `git gc --auto`.
     batches_since_gc: u32,
 }
@@ -302,6 +312,7 @@ impl Worker {
             idem_seq: 0,
             idem_path,
             scanned: false,
+            scanned_tip: None,
             batches_since_gc: 0,
         };
         w.load_idempotency();
@@ -341,9 +352,16 @@ impl Worker {
         let Ok(Some(tip)) = self.repo.tip() else {
             return;
         };
-        let Ok(msgs) = self.repo.recent_messages(tip, IDEMPOTENCY_SCAN) else {
+        if self.scanned_tip == Some(tip) {
+            return;
+        }
+        let Ok(msgs) = self
+            .repo
+            .recent_messages(tip, self.scanned_tip, IDEMPOTENCY_SCAN)
+        else {
             return;
         };
+        self.scanned_tip = Some(tip);
         // The artifact that contains these commits: the served one if it is of the tip,
         // else the next one, which the refresh right after this scan compiles.
         let tip_hex = tip.to_string();
@@ -490,9 +508,8 @@ impl Worker {
                 Ok(t) => {
                     st.error = None;
                     drop(st);
-                    if !self.scanned {
-                        self.scan_commit_keys();
-                    }
+                    // Incremental: only commits new since the last scan are read.
+                    self.scan_commit_keys();
                     t
                 }
                 Err(e) => {
@@ -673,46 +690,47 @@ impl Worker {
         }
         if !self.scanned {
             // Keys of writes pushed just before a crash are only known after a fetch.
-            match self.repo.fetch() {
-                Ok(_) => self.scan_commit_keys(),
-                Err(e) => {
-                    let err = AppError::unavailable(format!("cannot fetch the upstream: {e:#}"));
-                    self.metrics.write(&project, "failed", groups.len() as u64);
-                    for (job, extra) in groups {
-                        for r in extra {
-                            let _ = r.send(Err(err.clone()));
-                        }
-                        let _ = job.reply.send(Err(err.clone()));
+            if let Err(e) = self.repo.fetch() {
+                let err = AppError::unavailable(format!("cannot fetch the upstream: {e:#}"));
+                self.metrics.write(&project, "failed", groups.len() as u64);
+                for (job, extra) in groups {
+                    for r in extra {
+                        let _ = r.send(Err(err.clone()));
                     }
-                    return;
+                    let _ = job.reply.send(Err(err.clone()));
                 }
-            }
-            // Replays among this batch are answered from the recovered keys.
-            let mut rest = Vec::new();
-            for (job, extra) in groups {
-                match job.key.as_ref().and_then(|k| self.idem.get(k)) {
-                    Some((_, ack)) => {
-                        for r in extra {
-                            let _ = r.send(Ok(WriteReply {
-                                created: false,
-                                ack: ack.clone(),
-                            }));
-                        }
-                        let _ = job.reply.send(Ok(WriteReply {
-                            created: false,
-                            ack: ack.clone(),
-                        }));
-                    }
-                    None => rest.push((job, extra)),
-                }
-            }
-            groups = rest;
-            if groups.is_empty() {
                 return;
             }
+            self.scan_commit_keys();
         }
         let started = Instant::now();
-        match self.commit_batch(&groups) {
+        let mut result;
+        loop {
+            // Replays whose key appeared in git (recovered after a crash, or pushed by an
+            // earlier run whose push finished late) are answered from it, not re-applied.
+            let before = groups.len();
+            groups = self.answer_known(groups);
+            if groups.is_empty() {
+                if before > 0 {
+                    // The recovered commits are compiled now so their generation exists.
+                    let tip = self.repo.tip().ok().flatten();
+                    if let Err(e) = self.ingest(tip, started) {
+                        tracing::error!(project = %project, error = %format!("{e:#}"), "compile failed");
+                    }
+                }
+                return;
+            }
+            result = self.commit_batch(&groups);
+            match &result {
+                Err(BatchError::KeysAppeared) => continue,
+                _ => break,
+            }
+        }
+        let result = result.map_err(|e| match e {
+            BatchError::Failed(e) => e,
+            BatchError::KeysAppeared => AppError::internal("unreachable: keys appeared"),
+        });
+        match result {
             Ok((commit, paths)) => {
                 if let Err(e) = self.ingest(Some(commit), started) {
                     // The entries are safely in git; the next refresh compiles them.
@@ -758,10 +776,34 @@ impl Worker {
         }
     }
 
+    /// Answers groups whose idempotency key is already recorded; returns the others.
+    fn answer_known(&mut self, groups: Vec<Group>) -> Vec<Group> {
+        let mut rest = Vec::with_capacity(groups.len());
+        for (job, extra) in groups {
+            match job.key.as_ref().and_then(|k| self.idem.get(k)) {
+                Some((_, ack)) => {
+                    self.metrics.write(&self.project.cfg.name, "replayed", 1);
+                    for r in extra {
+                        let _ = r.send(Ok(WriteReply {
+                            created: false,
+                            ack: ack.clone(),
+                        }));
+                    }
+                    let _ = job.reply.send(Ok(WriteReply {
+                        created: false,
+                        ack: ack.clone(),
+                    }));
+                }
+                None => rest.push((job, extra)),
+            }
+        }
+        rest
+    }
+
     /// Commits the batch onto the branch tip and pushes it; on a moved upstream, fetches and
     /// re-applies (choosing paths again) a bounded number of times.
-    fn commit_batch(&mut self, groups: &[Group]) -> Result<(ObjectId, Vec<String>), AppError> {
-        let internal = |e: anyhow::Error| AppError::internal(format!("{e:#}"));
+    fn commit_batch(&mut self, groups: &[Group]) -> Result<(ObjectId, Vec<String>), BatchError> {
+        let internal = |e: anyhow::Error| BatchError::Failed(AppError::internal(format!("{e:#}")));
         let prefix = self.prefix();
         let mut last_reason = String::new();
         for attempt in 0..MAX_PUSH_ATTEMPTS {
@@ -868,27 +910,38 @@ impl Worker {
                     let _ = self.repo.reset_branch(commit, parent);
                     match self.repo.fetch() {
                         Err(e) => {
-                            return Err(AppError::unavailable(format!(
+                            return Err(BatchError::Failed(AppError::unavailable(format!(
                                 "push was rejected and fetching the upstream failed: {e:#}"
-                            )));
+                            ))));
                         }
                         Ok(t) if t == parent => {
                             // Not moved: retrying would be refused the same way.
-                            return Err(AppError::unavailable(format!(
+                            return Err(BatchError::Failed(AppError::unavailable(format!(
                                 "push to the upstream was rejected: {last_reason}"
-                            )));
+                            ))));
                         }
                         Ok(_) => {}
+                    }
+                    // What moved the upstream may be one of these very writes (a push from
+                    // before a crash that completed late): look before re-applying.
+                    let known = self.idem.len();
+                    self.scan_commit_keys();
+                    if self.idem.len() != known
+                        && groups
+                            .iter()
+                            .any(|(j, _)| j.key.as_ref().is_some_and(|k| self.idem.contains_key(k)))
+                    {
+                        return Err(BatchError::KeysAppeared);
                     }
                 }
                 Err(e) => {
                     let _ = self.repo.reset_branch(commit, parent);
-                    return Err(AppError::unavailable(format!("{e:#}")));
+                    return Err(BatchError::Failed(AppError::unavailable(format!("{e:#}"))));
                 }
             }
         }
-        Err(AppError::conflict(format!(
+        Err(BatchError::Failed(AppError::conflict(format!(
             "the upstream branch kept moving; gave up after {MAX_PUSH_ATTEMPTS} attempts: {last_reason}"
-        )))
+        ))))
     }
 }

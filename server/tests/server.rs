@@ -721,6 +721,36 @@ fn upstream_moving_between_fetch_and_push_still_lands_linearly() {
         ids.contains("ops/oncall.md") && ids.contains("ops/oncall-2.md"),
         "{ids:?}"
     );
+
+    // A write of an earlier run whose push finished late (after this run fetched) carries
+    // its key in the commit message: the retry is recognised, not applied a second time.
+    let late = up.commit(
+        "alice",
+        &[(
+            "ops/late-push.md",
+            "---\ntitle: Late push\n---\nPushed late.\n",
+        )],
+        "Add ops/late-push.md\n\nHelix-Idempotency-Key: late-1 ops/late-push.md",
+    );
+    let (st, v) = post_entry(
+        &c,
+        &s,
+        "kb",
+        fx.tok("kb/alice"),
+        Some("late-1"),
+        &json!({"topic": "ops", "title": "Late push", "body": "Pushed late."}),
+    );
+    assert_eq!(st, StatusCode::OK, "{v}");
+    assert_eq!(v["path"], "ops/late-push.md");
+    assert_eq!(v["commit"], late.as_str());
+    assert_eq!(up.head(), late);
+    let files = tree_files(&up.bare, "main");
+    assert!(
+        !files.contains_key("ops/late-push-2.md"),
+        "{:?}",
+        files.keys()
+    );
+    wait_status(&s, "kb", &tok, |v| v["commit"] == late.as_str());
 }
 
 #[test]
