@@ -553,10 +553,12 @@ fn two_hundred_concurrent_posts_land_exactly_once() {
     let mut fx = Fixture::new();
     let a = Upstream::new(&fx.root, "alpha");
     let b = Upstream::new(&fx.root, "beta");
+    // Plain path, `file://` URL and a server-owned repository.
+    let b_url = format!("file://{}", b.url());
     fx.configure(
         &[
             ("alpha", Some(&a.url())),
-            ("beta", Some(&b.url())),
+            ("beta", Some(&b_url)),
             ("gamma", None),
         ],
         None,
