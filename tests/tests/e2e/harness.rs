@@ -288,10 +288,21 @@ impl Server {
 
     /// Starts `helix-server --config FILE --listen 127.0.0.1:0 --data-dir DIR`.
     pub fn start(config: &Path, data: &Path, home: &Path) -> Server {
+        Server::start_on("127.0.0.1:0", config, data, home)
+    }
+
+    /// Starts the server again on the address it had, with the same config and data.
+    pub fn restart(&mut self, home: &Path) {
+        self.stop();
+        let addr = self.url.trim_start_matches("http://").to_string();
+        *self = Server::start_on(&addr, &self.config, &self.data, home);
+    }
+
+    fn start_on(listen: &str, config: &Path, data: &Path, home: &Path) -> Server {
         let mut child = Command::new(&bins().server)
             .arg("--config")
             .arg(config)
-            .args(["--listen", "127.0.0.1:0", "--data-dir"])
+            .args(["--listen", listen, "--data-dir"])
             .arg(data)
             .env("RUST_LOG", "warn")
             .env("HOME", home)

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::harness::{Dev, Server, Upstream, context, git_as, wait_for};
+use super::harness::{Dev, Server, Upstream, context, git_as};
 
 const PROJECT: &str = "team";
 
@@ -59,6 +59,11 @@ const A_TITLE: &str = "Gateway build script cannot find protoc";
 const A_BODY: &str = "`cargo test` fails in the gateway build script with \
 \"Could not find `protoc`\": prost-build runs protoc at build time. Install protobuf-compiler \
 or point the PROTOC environment variable at the protoc binary.";
+
+/// What developer B stores while the server is down.
+const B_TITLE: &str = "CI image pins protoc 25.1 for the gateway";
+const B_BODY: &str = "The CI image installs protoc 25.1 from the GitHub release; keep the \
+version in sync with the gateway's minimum when bumping prost.";
 
 fn error_input() -> Value {
     json!({
@@ -135,10 +140,11 @@ fn team_story_store_sync_pull_request_and_offline_hooks() {
         ),
     );
     let token_a = Server::token_add(&config, PROJECT, "dev-a", "read,write");
-    let token_b = Server::token_add(&config, PROJECT, "dev-b", "read");
+    let token_b = Server::token_add(&config, PROJECT, "dev-b", "read,write");
     let token_ci = Server::token_add(&config, PROJECT, "ci-webhook", "write");
+    let token_reader = Server::token_add(&config, PROJECT, "dashboard", "read");
     let cfg_text = std::fs::read_to_string(&config).expect("read server config");
-    for t in [&token_a, &token_b, &token_ci] {
+    for t in [&token_a, &token_b, &token_ci, &token_reader] {
         assert!(
             !cfg_text.contains(t.as_str()),
             "plaintext token stored in config"
@@ -245,7 +251,7 @@ fn team_story_store_sync_pull_request_and_offline_hooks() {
     // The forge's webhook (a write token here) makes the server refresh now; a reader's
     // token or no token at all may not.
     let refresh = format!("/v1/projects/{PROJECT}/refresh");
-    let denied = server.json("POST", &refresh, Some(&token_b), 403);
+    let denied = server.json("POST", &refresh, Some(&token_reader), 403);
     assert_eq!(
         denied["error"]["code"], "forbidden",
         "refresh with a read token: {denied}"
@@ -262,7 +268,7 @@ fn team_story_store_sync_pull_request_and_offline_hooks() {
         200,
     );
     assert_eq!(refreshed["commit"], merged, "refresh answer: {refreshed}");
-    let status = server.wait_serving(PROJECT, &token_b, &merged);
+    let status = server.wait_serving(PROJECT, &token_reader, &merged);
     assert_eq!(
         status["entries"], 5,
         "status after the pull request: {status}"
@@ -334,13 +340,128 @@ fn team_story_store_sync_pull_request_and_offline_hooks() {
         .unwrap_or_default();
     assert_eq!(hits.len(), 2, "B: offline search hits: {}", search.stdout);
 
+    // Offline, B stores what they learn; it is visible at once and kept for later.
+    let r = b
+        .run(&[
+            "store",
+            "--topic",
+            "ci",
+            "--title",
+            B_TITLE,
+            "--tags",
+            "ci,protoc",
+            "--source",
+            GATEWAY_BUILD_RS,
+            "--body",
+            B_BODY,
+        ])
+        .ok("B: helix store offline");
+    assert!(
+        r.stdout.contains(&format!("{PROJECT}:ci/")),
+        "B: store: {}",
+        r.stdout
+    );
+    let prompt = b.hook(
+        "prompt",
+        json!({
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": "Which protoc does the CI image install for the gateway?",
+        }),
+    );
+    assert!(
+        context(&prompt).contains(B_TITLE),
+        "B: prompt hook does not show the offline store: {prompt}"
+    );
+    let r = b.run(&["sync"]);
+    assert_eq!(r.code, Some(1), "B: offline sync after store: {r:?}");
+    assert!(
+        r.stderr.contains("1 pending kept"),
+        "B: offline sync keeps the pending entry: {}",
+        r.stderr
+    );
+
+    // The server comes back on the same address and serves its last artifact at once.
+    server.restart(tmp.path());
+    let status = server.json(
+        "GET",
+        &format!("/v1/projects/{PROJECT}/status"),
+        Some(&token_reader),
+        200,
+    );
+    assert_eq!(status["commit"], merged, "restarted server: {status}");
+    assert_eq!(status["entries"], 5, "restarted server: {status}");
+    let r = b.run(&["sync"]).ok("B: sync after the restart");
+    assert!(
+        r.stdout.contains("pushed 1 pending") && r.stdout.contains("6 entries"),
+        "B: sync after the restart: {}",
+        r.stdout
+    );
+    let b_path = up
+        .git(&[
+            "log",
+            "main",
+            "--diff-filter=A",
+            "--format=",
+            "--name-only",
+            "--",
+            "ci/",
+        ])
+        .lines()
+        .find(|l| l.contains("protoc"))
+        .unwrap_or_else(|| panic!("B's entry is not in the upstream"))
+        .to_string();
+    assert_eq!(
+        commits_adding(&up, &b_path),
+        1,
+        "B's entry {b_path} added once"
+    );
+    assert_eq!(
+        up.git(&["log", "main", "-1", "--format=%an", "--", &b_path]),
+        "dev-b",
+        "git author of B's entry"
+    );
+
+    // A catches up: B's entry arrives, and A's own entry shows once (the synced copy has
+    // replaced the pending one).
+    let r = a.run(&["sync"]).ok("A: final sync");
+    assert!(
+        r.stdout.contains("6 entries"),
+        "A: final sync: {}",
+        r.stdout
+    );
+    let ambient = a.hook("ambient", ambient_input(&a));
+    let ctx = context(&ambient);
+    for (id, title) in [
+        (a_path.as_str(), A_TITLE),
+        (DAVE_PATH, DAVE_TITLE),
+        (b_path.as_str(), B_TITLE),
+    ] {
+        assert_eq!(
+            ctx.matches(&format!("{PROJECT}:{id}")).count(),
+            1,
+            "A: ambient must list {id} once:\n{ctx}"
+        );
+        assert!(ctx.contains(title), "A: ambient lacks {title:?}:\n{ctx}");
+    }
+
     // Nothing was lost or duplicated along the way.
-    wait_for("the upstream to hold A's entry exactly once", || {
-        (commits_adding(&up, &a_path) == 1).then_some(())
-    });
+    for path in [&a_path, &b_path] {
+        assert_eq!(commits_adding(&up, path), 1, "{path} in the upstream");
+    }
+    assert_eq!(
+        commits_adding(&up, DAVE_PATH),
+        1,
+        "{DAVE_PATH} in the upstream"
+    );
     let files = git_as(&up.work, "Reader", &["ls-files"]);
     assert!(
         files.contains(&a_path),
-        "work clone lacks {a_path}: {files}"
+        "the pull request's clone lacks {a_path}: {files}"
+    );
+    let tree = up.git(&["ls-tree", "-r", "--name-only", "main"]);
+    assert_eq!(
+        tree.lines().filter(|l| l.ends_with(".md")).count(),
+        7,
+        "upstream tree (README plus six entries):\n{tree}"
     );
 }
