@@ -731,5 +731,23 @@ mod tests {
             (StatusCode::BAD_REQUEST, "bad_request")
         );
         s.shutdown().await;
+        // The key is in the append-only log, and a restarted server still knows it.
+        let log = std::fs::read_to_string(dir.path().join("projects/b/idempotency.jsonl"))
+            .expect("idempotency log");
+        assert_eq!(log.lines().count(), 1);
+        assert!(
+            log.contains("\"key\":\"k1\"") && log.contains("ops/deploy-freeze.md"),
+            "{log}"
+        );
+        let s = state(dir.path(), true).await;
+        let loopback = app(s.clone()).layer(MockConnectInfo(SocketAddr::from(([127, 0, 0, 1], 9))));
+        let mut r = req("POST", "/v1/projects/b/entries", None, e);
+        r.headers_mut()
+            .insert("idempotency-key", HeaderValue::from_static("k1"));
+        let (st, _, again) = call(loopback, r).await;
+        assert_eq!(st, StatusCode::OK);
+        let v2: serde_json::Value = serde_json::from_slice(&again).expect("json");
+        assert_eq!(v2["path"], v["path"]);
+        s.shutdown().await;
     }
 }

@@ -74,6 +74,21 @@ pub enum Job {
     Shutdown,
 }
 
+/// One line of `idempotency.jsonl`.
+#[derive(Debug, Deserialize)]
+struct IdemRecord {
+    key: String,
+    seq: u64,
+    ack: WriteAck,
+}
+
+#[derive(Debug, Serialize)]
+struct IdemRecordRef<'a> {
+    key: &'a str,
+    seq: u64,
+    ack: &'a WriteAck,
+}
+
 /// Why a batch was not committed.
 #[derive(Debug)]
 enum BatchError {
@@ -285,6 +300,8 @@ struct Worker {
     idem: BTreeMap<String, (u64, WriteAck)>,
     idem_seq: u64,
     idem_path: PathBuf,
+    /// Keys added since the last append to the idempotency log.
+    idem_unsaved: Vec<String>,
     /// Whether commit messages were scanned for idempotency keys (after the first fetch).
     scanned: bool,
     /// Branch tip up to which commit messages were scanned for keys.
@@ -301,7 +318,7 @@ impl Worker {
             .map(|k| k.generation)
             .max()
             .unwrap_or(0);
-        let idem_path = project.dir.join("idempotency.json");
+        let idem_path = project.dir.join("idempotency.jsonl");
         let mut w = Worker {
             project,
             repo,
@@ -311,6 +328,7 @@ impl Worker {
             idem: BTreeMap::new(),
             idem_seq: 0,
             idem_path,
+            idem_unsaved: Vec::new(),
             scanned: false,
             scanned_tip: None,
             batches_since_gc: 0,
@@ -332,15 +350,48 @@ impl Worker {
 
     /// Loads the persisted keys (written before any write is acknowledged).
     fn load_idempotency(&mut self) {
-        if let Ok(bytes) = std::fs::read(&self.idem_path) {
-            match serde_json::from_slice::<BTreeMap<String, (u64, WriteAck)>>(&bytes) {
-                Ok(m) => self.idem = m,
-                Err(e) => {
-                    tracing::warn!(error = %e, "unreadable idempotency file; rebuilding from git")
+        let Ok(bytes) = std::fs::read(&self.idem_path) else {
+            return;
+        };
+        let mut lines = 0usize;
+        for line in bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+            lines += 1;
+            // A torn last line (crash mid-append) is skipped; that key is still in git.
+            match serde_json::from_slice::<IdemRecord>(line) {
+                Ok(r) => {
+                    self.idem.insert(r.key, (r.seq, r.ack));
                 }
+                Err(e) => tracing::warn!(error = %e, "skipping unreadable idempotency record"),
             }
         }
         self.idem_seq = self.idem.values().map(|v| v.0).max().unwrap_or(0);
+        if self.idem.len() > MAX_IDEMPOTENCY_KEYS || lines > self.idem.len() + 1000 {
+            self.compact_idempotency();
+        }
+    }
+
+    /// Rewrites the log with one record per key, the newest `MAX_IDEMPOTENCY_KEYS`.
+    fn compact_idempotency(&mut self) {
+        if self.idem.len() > MAX_IDEMPOTENCY_KEYS {
+            let mut seqs: Vec<u64> = self.idem.values().map(|v| v.0).collect();
+            seqs.sort_unstable();
+            let cut = seqs[self.idem.len() - MAX_IDEMPOTENCY_KEYS];
+            self.idem.retain(|_, v| v.0 >= cut);
+        }
+        let mut out = Vec::new();
+        for (key, (seq, ack)) in &self.idem {
+            if let Ok(line) = serde_json::to_vec(&IdemRecordRef {
+                key,
+                seq: *seq,
+                ack,
+            }) {
+                out.extend_from_slice(&line);
+                out.push(b'\n');
+            }
+        }
+        if let Err(e) = write_atomic(&self.idem_path, &out) {
+            tracing::error!(error = %e, "cannot compact idempotency log");
+        }
     }
 
     /// Adds keys found in recent commit messages of the branch: a write committed (and
@@ -395,6 +446,7 @@ impl Worker {
                     generation,
                 };
                 self.idem.insert(key.to_string(), (self.idem_seq, ack));
+                self.idem_unsaved.push(key.to_string());
                 added += 1;
             }
         }
@@ -404,20 +456,38 @@ impl Worker {
         }
     }
 
+    /// Appends the new keys to the log and syncs it (before any of them is answered).
     fn save_idempotency(&mut self) {
-        if self.idem.len() > MAX_IDEMPOTENCY_KEYS {
-            let mut seqs: Vec<u64> = self.idem.values().map(|v| v.0).collect();
-            seqs.sort_unstable();
-            let cut = seqs[self.idem.len() - MAX_IDEMPOTENCY_KEYS];
-            self.idem.retain(|_, v| v.0 >= cut);
-        }
-        match serde_json::to_vec(&self.idem) {
-            Ok(b) => {
-                if let Err(e) = write_atomic(&self.idem_path, &b) {
-                    tracing::error!(error = %e, "cannot persist idempotency keys");
-                }
+        use std::io::Write as _;
+        let mut out = Vec::new();
+        for key in std::mem::take(&mut self.idem_unsaved) {
+            let Some((seq, ack)) = self.idem.get(&key) else {
+                continue;
+            };
+            let record = IdemRecordRef {
+                key: &key,
+                seq: *seq,
+                ack,
+            };
+            if let Ok(line) = serde_json::to_vec(&record) {
+                out.extend_from_slice(&line);
+                out.push(b'\n');
             }
-            Err(e) => tracing::error!(error = %e, "cannot encode idempotency keys"),
+        }
+        if out.is_empty() {
+            return;
+        }
+        let r = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.idem_path)
+            .and_then(|mut f| {
+                f.write_all(&out)?;
+                f.sync_data()
+            });
+        if let Err(e) = r {
+            // The keys are also in the commit messages, where a restart finds them.
+            tracing::error!(error = %e, "cannot persist idempotency keys");
         }
     }
 
@@ -747,6 +817,7 @@ impl Worker {
                     if let Some(k) = &job.key {
                         self.idem_seq += 1;
                         self.idem.insert(k.clone(), (self.idem_seq, ack.clone()));
+                        self.idem_unsaved.push(k.clone());
                     }
                     acks.push(ack);
                 }
