@@ -659,13 +659,30 @@ mod tests {
             (StatusCode::FORBIDDEN, "forbidden")
         );
         let (st, _, body) = call(
-            app,
+            app.clone(),
             req("POST", "/v1/projects/a/refresh", Some("tok-a-r"), ""),
         )
         .await;
         assert_eq!(
             (st, code(&body).as_str()),
             (StatusCode::FORBIDDEN, "forbidden")
+        );
+        // Webhook payloads may exceed the entry body limit; entries may not.
+        let big = format!("{{\"pad\":\"{}\"}}", "x".repeat(400 * 1024));
+        let (st, _, _) = call(
+            app.clone(),
+            req("POST", "/v1/projects/a/refresh", Some("tok-a-rw"), &big),
+        )
+        .await;
+        assert_eq!(st, StatusCode::ACCEPTED);
+        let (st, _, body) = call(
+            app,
+            req("POST", "/v1/projects/a/entries", Some("tok-a-rw"), &big),
+        )
+        .await;
+        assert_eq!(
+            (st, code(&body).as_str()),
+            (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large")
         );
         s.shutdown().await;
     }
