@@ -1,5 +1,9 @@
 //! End-to-end suite: the real `helix-server` and `helix` binaries against each other on
 //! loopback, with real git repositories, isolated developer machines and no mocks.
+//!
+//! Run: `cargo test -p helix-tests` (or `cargo test --workspace`). The binaries are found next
+//! to this test executable and brought up to date with one `cargo build -p helix-server -p
+//! helix-client` first; `HELIX_E2E_NO_BUILD=1` uses them as they are (when present).
 
 mod e2e {
     pub mod harness;
