@@ -184,9 +184,19 @@ pub struct UserConfig {
     pub servers: std::collections::BTreeMap<String, ServerUserConfig>,
 }
 
-/// Per-server settings in the user config.
+/// Per-server settings in the user config. Server tokens are per project, so a project's
+/// own entry (`[servers."URL".projects.NAME]`) wins over the server-wide one.
 #[derive(Debug, Default, Deserialize)]
 pub struct ServerUserConfig {
+    pub token: Option<String>,
+    pub token_command: Option<String>,
+    #[serde(default)]
+    pub projects: std::collections::BTreeMap<String, TokenSource>,
+}
+
+/// Where one token comes from: the value itself, or a command that prints it.
+#[derive(Debug, Default, Deserialize)]
+pub struct TokenSource {
     pub token: Option<String>,
     pub token_command: Option<String>,
 }
@@ -212,9 +222,10 @@ impl UserConfig {
     }
 }
 
-/// The bearer token for `server`: `HELIX_TOKEN`, else the user config's `token`, else the
-/// output of its `token_command`. `Ok(None)` when none is configured.
-pub fn token_for(server: &str) -> Result<Option<String>> {
+/// The bearer token for `project` on `server`: `HELIX_TOKEN`, else the project's own entry
+/// in the user config, else the server-wide one (each a `token` or a `token_command`).
+/// `Ok(None)` when none is configured.
+pub fn token_for(server: &str, project: &str) -> Result<Option<String>> {
     if let Ok(t) = std::env::var("HELIX_TOKEN")
         && !t.trim().is_empty()
     {
@@ -224,10 +235,19 @@ pub fn token_for(server: &str) -> Result<Option<String>> {
     let Some(s) = user.server(server) else {
         return Ok(None);
     };
-    if let Some(t) = &s.token {
+    if let Some(p) = s.projects.get(project)
+        && let Some(t) = token_from(p.token.as_deref(), p.token_command.as_deref(), server)?
+    {
+        return Ok(Some(t));
+    }
+    token_from(s.token.as_deref(), s.token_command.as_deref(), server)
+}
+
+fn token_from(token: Option<&str>, command: Option<&str>, server: &str) -> Result<Option<String>> {
+    if let Some(t) = token {
         return Ok(Some(t.trim().to_string()));
     }
-    if let Some(cmd) = &s.token_command {
+    if let Some(cmd) = command {
         let out = std::process::Command::new("sh")
             .arg("-c")
             .arg(cmd)

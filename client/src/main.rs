@@ -63,6 +63,9 @@ fn main() -> ExitCode {
         return code;
     }
     let cli = Cli::parse();
+    if !matches!(cli.command, Command::Mcp | Command::Hook(_)) {
+        restore_default_sigpipe();
+    }
     let result = match cli.command {
         Command::Build(a) => commands::build::run(a),
         Command::Check(a) => commands::check::run(a),
@@ -85,5 +88,17 @@ fn main() -> ExitCode {
             eprintln!("helix: {e:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// Rust ignores SIGPIPE, so `println!` panics when stdout is a closed pipe (`helix search |
+/// head`). For the data-printing commands, behave like every Unix filter: die quietly.
+/// Hooks and the MCP server keep ignoring it: they must always exit cleanly.
+#[allow(unsafe_code)]
+fn restore_default_sigpipe() {
+    // SAFETY: called once at start-up on the main thread before any other thread exists;
+    // setting a signal disposition to SIG_DFL has no memory-safety preconditions.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

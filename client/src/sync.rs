@@ -565,13 +565,20 @@ pub fn sync_all(cfg: &ProjectConfig, quiet: bool) -> Result<Vec<Report>> {
         }
         return Ok(out);
     };
-    let token = crate::config::token_for(server)?;
     let http = http_client(server, Duration::from_secs(60))?;
-    Ok(cfg
-        .projects
-        .iter()
-        .map(|p| sync_project(&http, server, token.as_deref(), p, &cfg.cache_dir(p), quiet))
-        .collect())
+    let mut out = Vec::new();
+    for p in &cfg.projects {
+        let token = crate::config::token_for(server, p)?;
+        out.push(sync_project(
+            &http,
+            server,
+            token.as_deref(),
+            p,
+            &cfg.cache_dir(p),
+            quiet,
+        ));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -50,14 +50,15 @@ pub fn run(_a: Args) -> Result<ExitCode> {
         out.fix(&format!("{e:#}"), "fix or remove the user config file");
     }
     if let Some(server) = &cfg.server {
-        let token = match crate::config::token_for(server) {
+        let first = cfg.projects.first().map(String::as_str).unwrap_or_default();
+        let token = match crate::config::token_for(server, first) {
             Ok(Some(_)) => {
                 out.ok(&format!("token for {server}"));
                 true
             }
             Ok(None) => {
                 out.note(&format!(
-                    "no token for {server} (fine for a local default server); to add one: HELIX_TOKEN or [servers.\"{server}\"] token = \"...\" in {}",
+                    "no token for {server} (fine for a local default server); to add one: HELIX_TOKEN, or [servers.\"{server}\"] token = \"...\" (or per project: [servers.\"{server}\".projects.NAME] token = \"...\") in {}",
                     crate::paths::user_config_file().display()
                 ));
                 false
@@ -85,8 +86,8 @@ pub fn run(_a: Args) -> Result<ExitCode> {
                 "start the server or fix `server` in .helix.toml; searches keep using the cache",
             ),
         }
-        let tok = crate::config::token_for(server).ok().flatten();
         for p in &cfg.projects {
+            let tok = crate::config::token_for(server, p).ok().flatten();
             let mut rb = http.get(format!("{server}/v1/projects/{p}/status"));
             if let Some(t) = &tok {
                 rb = rb.bearer_auth(t);

@@ -570,6 +570,27 @@ fn tokens_from_env_user_config_and_token_command() {
         d.stdout
     );
     assert!(d.stdout.contains("checksum ok"), "{}", d.stdout);
+
+    // Server tokens are per project: following both projects needs one token each, and a
+    // project's own entry wins over the server-wide token.
+    c.follow(&server.url, &["backend", "org"]);
+    std::fs::write(
+        cfg_dir.join("config.toml"),
+        format!(
+            "[servers.{url:?}]\ntoken = {read_tok:?}\n[servers.{url:?}.projects.org]\ntoken_command = \"echo {org_tok}\"\n",
+            url = server.url
+        ),
+    )
+    .unwrap();
+    let r = c.run(&["sync"]).ok();
+    assert!(r.stdout.contains("backend: "), "{}", r.stdout);
+    assert!(r.stdout.contains("org: "), "{}", r.stdout);
+    let d = c.run(&["doctor"]);
+    assert!(
+        d.stdout.contains("ok    project org readable"),
+        "{}",
+        d.stdout
+    );
 }
 
 #[test]
