@@ -774,32 +774,24 @@ impl Worker {
             self.scan_commit_keys();
         }
         let started = Instant::now();
-        let mut result;
-        loop {
+        let result = loop {
             // Replays whose key appeared in git (recovered after a crash, or pushed by an
             // earlier run whose push finished late) are answered from it, not re-applied.
-            let before = groups.len();
             groups = self.answer_known(groups);
             if groups.is_empty() {
-                if before > 0 {
-                    // The recovered commits are compiled now so their generation exists.
-                    let tip = self.repo.tip().ok().flatten();
-                    if let Err(e) = self.ingest(tip, started) {
-                        tracing::error!(project = %project, error = %format!("{e:#}"), "compile failed");
-                    }
+                // Compile the recovered commits (a no-op if already served).
+                let tip = self.repo.tip().ok().flatten();
+                if let Err(e) = self.ingest(tip, started) {
+                    tracing::error!(project = %project, error = %format!("{e:#}"), "compile failed");
                 }
                 return;
             }
-            result = self.commit_batch(&groups);
-            match &result {
+            match self.commit_batch(&groups) {
                 Err(BatchError::KeysAppeared) => continue,
-                _ => break,
+                Err(BatchError::Failed(e)) => break Err(e),
+                Ok(done) => break Ok(done),
             }
-        }
-        let result = result.map_err(|e| match e {
-            BatchError::Failed(e) => e,
-            BatchError::KeysAppeared => AppError::internal("unreachable: keys appeared"),
-        });
+        };
         match result {
             Ok((commit, paths)) => {
                 if let Err(e) = self.ingest(Some(commit), started) {
