@@ -521,3 +521,36 @@ fn reference_artifact_v1_still_opens() {
         );
     }
 }
+
+/// The recency boost is applied lazily, only to documents that can still reach the top k;
+/// that must rank exactly like boosting everything (a limit above the hit count does).
+#[test]
+fn lazy_recency_ranks_like_boosting_every_document() {
+    let words = ["cache", "rebase", "linker", "tokio", "rename", "postgres"];
+    let entries: Vec<Entry> = (0..600)
+        .map(|i| {
+            let mut e = entry(
+                &format!("t{}/e{i:03}.md", i % 5),
+                &format!("{} note {i}", words[i % 6]),
+                &format!("{} {} {}", words[(i * 7) % 6], words[(i / 6) % 6].repeat(1 + i % 3), "filler ".repeat(i % 11)),
+            );
+            e.date = (i % 4 != 0).then_some(NOW - (i as i64 * 37 % 2000) * DAY);
+            e
+        })
+        .collect();
+    let bytes = build(&entries, &info()).unwrap();
+    let index = Index::open(&bytes[..]).unwrap();
+    for (q, mode, weight) in [
+        ("cache rebase", Mode::Or, 0.5),
+        ("cache rebase", Mode::AndThenOr, 2.0),
+        ("postgres", Mode::Or, 0.1),
+        ("tokio linker rename", Mode::AndThenOr, 0.8),
+    ] {
+        let opts = SearchOptions { mode, now: Some(NOW), recency_weight: weight, limit: 5, ..SearchOptions::default() };
+        let lazy = ids(&index, q, &opts);
+        let all = ids(&index, q, &SearchOptions { limit: 10_000, ..opts.clone() });
+        assert_eq!(lazy, all[..5], "{q} {mode:?} {weight}");
+        let plain = ids(&index, q, &SearchOptions { now: None, ..opts.clone() });
+        assert_ne!(lazy, plain, "the boost should matter for {q}");
+    }
+}
