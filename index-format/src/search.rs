@@ -111,9 +111,13 @@ pub(crate) fn search<'a, B: AsRef<[u8]>>(
     // Score every document that matches any term; count required terms matched per document.
     let n_required = terms.iter().filter(|q| q.required).count();
     let avgdl = (index.total_tokens() as f32 / n as f32).max(1.0);
+    let and_mode = opts.mode == Mode::AndThenOr && n_required > 0;
+    // In a fresh hook process every new heap page is a page fault: size nothing by the
+    // entry count that the query does not need.
     let mut scores: Vec<f32> = vec![0.0; n as usize];
-    let mut matched: Vec<u8> = vec![0; n as usize];
-    let mut touched: Vec<u32> = Vec::new();
+    let mut matched: Vec<u8> = if and_mode { vec![0; n as usize] } else { Vec::new() };
+    let postings_total: usize = terms.iter().filter_map(|q| q.row).map(|r| r.doc_freq.get() as usize).sum();
+    let mut touched: Vec<u32> = Vec::with_capacity(postings_total.min(n as usize));
     let lens = index.doc_lens();
     let records = index.entry_rows();
     let corrupt = |doc: u32| FormatError::Corrupt {
@@ -124,45 +128,49 @@ pub(crate) fn search<'a, B: AsRef<[u8]>>(
         let Some(row) = q.row else { continue };
         let df = row.doc_freq.get() as f32;
         let idf = (1.0 + (n as f32 - df + 0.5) / (df + 0.5)).ln();
+        let count_match = q.required && and_mode;
         for p in index.postings(row)? {
             let (doc, tf) = p?;
             let d = doc as usize;
             let dl = lens.get(d).ok_or_else(|| corrupt(doc))?.get() as f32;
             let tf = tf as f32;
-            if matched[d] == 0 && scores[d] == 0.0 {
+            // Every contribution is positive (idf > 0, tf >= 1): zero means "not seen yet".
+            if scores[d] == 0.0 {
                 touched.push(doc);
             }
             scores[d] += idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * dl / avgdl));
-            if q.required {
+            if count_match {
                 matched[d] = matched[d].saturating_add(1);
             }
         }
     }
 
-    let and_mode = opts.mode == Mode::AndThenOr && n_required > 0;
-    // Entry rows are read here only for the topic filter: at 100k entries, reading the row
-    // of every touched document costs thousands of page faults in a fresh hook process.
-    let mut candidates: Vec<Candidate> = Vec::with_capacity(touched.len());
-    for &doc in &touched {
-        if let Some(t) = topic_filter {
-            let rec = records.get(doc as usize).ok_or_else(|| corrupt(doc))?;
-            if rec.topic.get() != t {
-                continue;
+    // Candidates are generated on demand from `touched` rather than collected: at 100k
+    // entries a collected list is a megabyte of fresh pages. Entry rows are read only for
+    // the topic filter (every row read is a page fault in a fresh process).
+    let each = |f: &mut dyn FnMut(Candidate)| -> Result<(), FormatError> {
+        for &doc in &touched {
+            if let Some(t) = topic_filter {
+                let rec = records.get(doc as usize).ok_or_else(|| corrupt(doc))?;
+                if rec.topic.get() != t {
+                    continue;
+                }
             }
+            let full = and_mode && matched[doc as usize] as usize >= n_required.min(255);
+            f(Candidate::new(scores[doc as usize], doc, full));
         }
-        let full = and_mode && matched[doc as usize] as usize >= n_required.min(255);
-        candidates.push(Candidate::new(scores[doc as usize], doc, full));
-    }
+        Ok(())
+    };
     // Enough candidates for the limit after the per-topic cap, in most cases.
     let wanted = opts
         .limit
         .saturating_mul(opts.per_topic_cap.map_or(1, |_| 4))
         .max(opts.limit);
     let recency = Recency::new(opts, records);
-    let mut hits = select(records, &recency.top(&candidates, wanted)?, opts, corrupt)?;
-    if hits.len() < opts.limit && wanted < candidates.len() {
+    let mut hits = select(records, &recency.top(&each, wanted)?, opts, corrupt)?;
+    if hits.len() < opts.limit && wanted < touched.len() {
         // The per-topic cap threw away too many: rank everything.
-        hits = select(records, &recency.top(&candidates, usize::MAX)?, opts, corrupt)?;
+        hits = select(records, &recency.top(&each, usize::MAX)?, opts, corrupt)?;
     }
 
     let snippet_terms: Vec<&str> = terms.iter().map(|q| q.text.as_str()).collect();
@@ -241,47 +249,69 @@ impl<'a> Recency<'a> {
     }
 
     /// The best `k` candidates after the boost, best first.
-    fn top(&self, candidates: &[Candidate], k: usize) -> Result<Vec<Candidate>, FormatError> {
+    fn top(&self, each: &Each<'_>, k: usize) -> Result<Vec<Candidate>, FormatError> {
         let Some(now) = self.now else {
-            return Ok(top(candidates, k));
+            return top(each, k);
         };
-        let boost_all = |cs: &[Candidate]| -> Result<Vec<Candidate>, FormatError> {
+        let boosted = |cs: &[Candidate]| -> Result<Vec<Candidate>, FormatError> {
             cs.iter().map(|&c| self.boosted(c, now)).collect()
         };
-        let first = top(&boost_all(&top(candidates, k))?, k);
-        let Some(&kth) = first.last().filter(|_| first.len() == k && k < candidates.len()) else {
+        let base = top(each, k)?;
+        let first = boosted(&base)?;
+        let first = top(&|f: &mut dyn FnMut(Candidate)| {
+            first.iter().for_each(|&c| f(c));
+            Ok(())
+        }, k)?;
+        let Some(&kth) = first.last().filter(|_| first.len() == k) else {
             return Ok(first);
         };
         let bound = 1.0 + self.weight;
-        let contenders: Vec<Candidate> = candidates
-            .iter()
-            .copied()
-            .filter(|c| c.full() > kth.full() || (c.full() == kth.full() && c.score * bound >= kth.score))
-            .collect();
-        Ok(top(&boost_all(&contenders)?, k))
+        let mut contenders = Vec::new();
+        each(&mut |c| {
+            if c.full() > kth.full() || (c.full() == kth.full() && c.score * bound >= kth.score) {
+                contenders.push(c);
+            }
+        })?;
+        let contenders = boosted(&contenders)?;
+        top(&|f: &mut dyn FnMut(Candidate)| {
+            contenders.iter().for_each(|&c| f(c));
+            Ok(())
+        }, k)
     }
 }
 
-/// The best `k` candidates, best first. One pass with a small sorted buffer: most
-/// candidates lose a single compare against the current k-th best.
-fn top(c: &[Candidate], k: usize) -> Vec<Candidate> {
-    if k >= c.len() {
-        let mut all = c.to_vec();
-        all.sort_unstable_by(|a, b| b.key.cmp(&a.key));
-        return all;
+/// Calls its argument once per candidate.
+type Each<'a> = dyn Fn(&mut dyn FnMut(Candidate)) -> Result<(), FormatError> + 'a;
+
+/// Above this `k`, collecting everything and sorting beats the insertion buffer.
+const SMALL_K: usize = 256;
+
+/// The best `k` candidates, best first. For small `k`, one pass with a small sorted buffer:
+/// most candidates lose a single compare against the current k-th best.
+fn top(each: &Each<'_>, k: usize) -> Result<Vec<Candidate>, FormatError> {
+    let by_key = |a: &Candidate, b: &Candidate| b.key.cmp(&a.key);
+    if k > SMALL_K {
+        let mut all = Vec::new();
+        each(&mut |c| all.push(c))?;
+        all.sort_unstable_by(by_key);
+        all.truncate(k);
+        return Ok(all);
     }
     let mut best: Vec<Candidate> = Vec::with_capacity(k + 1);
-    for &x in c {
+    if k == 0 {
+        return Ok(best);
+    }
+    each(&mut |x| {
         if best.len() == k {
             if best.last().is_some_and(|last| x.key <= last.key) {
-                continue;
+                return;
             }
             best.pop();
         }
         let at = best.partition_point(|b| b.key > x.key);
         best.insert(at, x);
-    }
-    best
+    })?;
+    Ok(best)
 }
 
 /// Applies the per-topic cap and the limit to ranked candidates.
