@@ -115,8 +115,16 @@ pub(crate) fn search<'a, B: AsRef<[u8]>>(
     // In a fresh hook process every new heap page is a page fault: size nothing by the
     // entry count that the query does not need.
     let mut scores: Vec<f32> = vec![0.0; n as usize];
-    let mut matched: Vec<u8> = if and_mode { vec![0; n as usize] } else { Vec::new() };
-    let postings_total: usize = terms.iter().filter_map(|q| q.row).map(|r| r.doc_freq.get() as usize).sum();
+    let mut matched: Vec<u8> = if and_mode {
+        vec![0; n as usize]
+    } else {
+        Vec::new()
+    };
+    let postings_total: usize = terms
+        .iter()
+        .filter_map(|q| q.row)
+        .map(|r| r.doc_freq.get() as usize)
+        .sum();
     let mut touched: Vec<u32> = Vec::with_capacity(postings_total.min(n as usize));
     let lens = index.doc_lens();
     let records = index.entry_rows();
@@ -235,10 +243,10 @@ impl<'a> Recency<'a> {
 
     fn boosted(&self, c: Candidate, now: i64) -> Result<Candidate, FormatError> {
         let doc = c.doc();
-        let rec = self
-            .records
-            .get(doc as usize)
-            .ok_or(FormatError::Corrupt { what: "posting document", offset: u64::from(doc) })?;
+        let rec = self.records.get(doc as usize).ok_or(FormatError::Corrupt {
+            what: "posting document",
+            offset: u64::from(doc),
+        })?;
         let date = rec.date.get();
         if date == crate::layout::NO_DATE {
             return Ok(c);
@@ -258,10 +266,13 @@ impl<'a> Recency<'a> {
         };
         let base = top(each, k)?;
         let first = boosted(&base)?;
-        let first = top(&|f: &mut dyn FnMut(Candidate)| {
-            first.iter().for_each(|&c| f(c));
-            Ok(())
-        }, k)?;
+        let first = top(
+            &|f: &mut dyn FnMut(Candidate)| {
+                first.iter().for_each(|&c| f(c));
+                Ok(())
+            },
+            k,
+        )?;
         let Some(&kth) = first.last().filter(|_| first.len() == k) else {
             return Ok(first);
         };
@@ -273,10 +284,13 @@ impl<'a> Recency<'a> {
             }
         })?;
         let contenders = boosted(&contenders)?;
-        top(&|f: &mut dyn FnMut(Candidate)| {
-            contenders.iter().for_each(|&c| f(c));
-            Ok(())
-        }, k)
+        top(
+            &|f: &mut dyn FnMut(Candidate)| {
+                contenders.iter().for_each(|&c| f(c));
+                Ok(())
+            },
+            k,
+        )
     }
 }
 

@@ -532,7 +532,12 @@ fn lazy_recency_ranks_like_boosting_every_document() {
             let mut e = entry(
                 &format!("t{}/e{i:03}.md", i % 5),
                 &format!("{} note {i}", words[i % 6]),
-                &format!("{} {} {}", words[(i * 7) % 6], words[(i / 6) % 6].repeat(1 + i % 3), "filler ".repeat(i % 11)),
+                &format!(
+                    "{} {} {}",
+                    words[(i * 7) % 6],
+                    words[(i / 6) % 6].repeat(1 + i % 3),
+                    "filler ".repeat(i % 11)
+                ),
             );
             e.date = (i % 4 != 0).then_some(NOW - (i as i64 * 37 % 2000) * DAY);
             e
@@ -546,11 +551,31 @@ fn lazy_recency_ranks_like_boosting_every_document() {
         ("postgres", Mode::Or, 0.1),
         ("tokio linker rename", Mode::AndThenOr, 0.8),
     ] {
-        let opts = SearchOptions { mode, now: Some(NOW), recency_weight: weight, limit: 5, ..SearchOptions::default() };
+        let opts = SearchOptions {
+            mode,
+            now: Some(NOW),
+            recency_weight: weight,
+            limit: 5,
+            ..SearchOptions::default()
+        };
         let lazy = ids(&index, q, &opts);
-        let all = ids(&index, q, &SearchOptions { limit: 10_000, ..opts.clone() });
+        let all = ids(
+            &index,
+            q,
+            &SearchOptions {
+                limit: 10_000,
+                ..opts.clone()
+            },
+        );
         assert_eq!(lazy, all[..5], "{q} {mode:?} {weight}");
-        let plain = ids(&index, q, &SearchOptions { now: None, ..opts.clone() });
+        let plain = ids(
+            &index,
+            q,
+            &SearchOptions {
+                now: None,
+                ..opts.clone()
+            },
+        );
         assert_ne!(lazy, plain, "the boost should matter for {q}");
     }
 }
