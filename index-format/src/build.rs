@@ -253,7 +253,7 @@ struct Inverted {
 }
 
 /// Below this many entries one thread is faster than starting two.
-const PARALLEL_MIN_DOCS: usize = 2048;
+const PARALLEL_MIN_DOCS: usize = 512;
 
 /// Splits the documents into one contiguous range per core, inverts each on its own thread,
 /// and merges in range order, so the result does not depend on scheduling.

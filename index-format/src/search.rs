@@ -169,17 +169,20 @@ pub(crate) fn search<'a, B: AsRef<[u8]>>(
         }
         Ok(())
     };
-    // Enough candidates for the limit after the per-topic cap, in most cases.
-    let wanted = opts
+    // Enough candidates for the limit after the per-topic cap, in most cases; when the cap
+    // throws away too many (one topic dominates), look 8 times deeper, and so on.
+    let mut wanted = opts
         .limit
         .saturating_mul(opts.per_topic_cap.map_or(1, |_| 4))
         .max(opts.limit);
     let recency = Recency::new(opts, records);
-    let mut hits = select(records, &recency.top(&each, wanted)?, opts, corrupt)?;
-    if hits.len() < opts.limit && wanted < touched.len() {
-        // The per-topic cap threw away too many: rank everything.
-        hits = select(records, &recency.top(&each, usize::MAX)?, opts, corrupt)?;
-    }
+    let hits = loop {
+        let hits = select(records, &recency.top(&each, wanted)?, opts, corrupt)?;
+        if hits.len() >= opts.limit || wanted >= touched.len() {
+            break hits;
+        }
+        wanted = wanted.saturating_mul(8);
+    };
 
     let snippet_terms: Vec<&str> = terms.iter().map(|q| q.text.as_str()).collect();
     let mut out = Vec::with_capacity(hits.len());

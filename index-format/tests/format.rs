@@ -579,3 +579,36 @@ fn lazy_recency_ranks_like_boosting_every_document() {
         assert_ne!(lazy, plain, "the boost should matter for {q}");
     }
 }
+
+/// When one topic holds every top hit, the per-topic cap must still fill the limit from
+/// other topics, however deep they rank.
+#[test]
+fn per_topic_cap_reaches_deep_into_the_ranking() {
+    let mut entries: Vec<Entry> = (0..300)
+        .map(|i| {
+            entry(
+                &format!("a/e{i:03}.md"),
+                "cache cache",
+                "cache cache cache cache",
+            )
+        })
+        .collect();
+    for t in ["b", "c"] {
+        entries.push(entry(
+            &format!("{t}/rare.md"),
+            "notes",
+            &format!("cache {}", "filler ".repeat(200)),
+        ));
+    }
+    let bytes = build(&entries, &info()).unwrap();
+    let index = Index::open(&bytes[..]).unwrap();
+    let opts = SearchOptions {
+        limit: 3,
+        per_topic_cap: Some(1),
+        ..SearchOptions::default()
+    };
+    let hits = ids(&index, "cache", &opts);
+    assert_eq!(hits.len(), 3, "{hits:?}");
+    let topics: Vec<&str> = hits.iter().map(|id| &id[..1]).collect();
+    assert_eq!(topics, ["a", "b", "c"], "{hits:?}");
+}

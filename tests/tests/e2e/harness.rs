@@ -28,7 +28,9 @@ pub struct Bins {
 /// Another package's `CARGO_BIN_EXE_*` is not available here, so they are located next to the
 /// test executable. `cargo test --workspace` builds them already (they are the bin targets of
 /// packages under test); when this crate is tested alone they may be missing or stale, so
-/// `cargo build` runs once (a no-op when they are fresh). `HELIX_E2E_NO_BUILD=1` skips that.
+/// `cargo build` runs once when a binary is missing or older than a source file of the
+/// workspace. (Building unconditionally would relink them with other features — `cargo
+/// build` leaves out dev-dependencies — and cost minutes.) `HELIX_E2E_NO_BUILD=1` skips it.
 pub fn bins() -> &'static Bins {
     static BINS: OnceLock<Bins> = OnceLock::new();
     BINS.get_or_init(|| {
@@ -44,7 +46,8 @@ pub fn bins() -> &'static Bins {
             server: profile_dir.join(format!("helix-server{}", std::env::consts::EXE_SUFFIX)),
         };
         let missing = !bins.helix.exists() || !bins.server.exists();
-        if missing || std::env::var_os("HELIX_E2E_NO_BUILD").is_none() {
+        let skip = std::env::var_os("HELIX_E2E_NO_BUILD").is_some();
+        if missing || (!skip && stale(&[&bins.helix, &bins.server])) {
             build(profile_dir);
         }
         assert!(
@@ -55,6 +58,36 @@ pub fn bins() -> &'static Bins {
         );
         bins
     })
+}
+
+/// Whether any source of the binaries is newer than the oldest of `bins`.
+fn stale(bins: &[&Path]) -> bool {
+    fn modified(p: &Path) -> Option<std::time::SystemTime> {
+        std::fs::metadata(p).and_then(|m| m.modified()).ok()
+    }
+    fn newest(dir: &Path, acc: &mut std::time::SystemTime) {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                newest(&p, acc);
+            } else if let Some(t) = modified(&p) {
+                *acc = (*acc).max(t);
+            }
+        }
+    }
+    let Some(oldest_bin) = bins.iter().filter_map(|b| modified(b)).min() else { return true };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut src = std::time::SystemTime::UNIX_EPOCH;
+    for dir in ["client/src", "server/src", "index-format/src", "docs/examples/knowledge"] {
+        newest(&root.join(dir), &mut src);
+    }
+    for file in ["Cargo.lock", "Cargo.toml", "client/Cargo.toml", "server/Cargo.toml", "server/build.rs"] {
+        if let Some(t) = modified(&root.join(file)) {
+            src = src.max(t);
+        }
+    }
+    src > oldest_bin
 }
 
 /// `cargo build -p helix-server -p helix-client` into the target dir holding `profile_dir`.
