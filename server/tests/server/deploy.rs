@@ -114,7 +114,9 @@ fn start_with(args: &[String], config: &Path, data: &Path) -> Running {
         })
         .collect();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_helix-server"));
-    cmd.args(&mapped);
+    // Relative paths (the default `./helix-data`) must land in the test's temp dir, not in
+    // the source tree.
+    cmd.args(&mapped).current_dir(data.parent().unwrap_or(data));
     if !mapped.iter().any(|a| a == "--listen") {
         // The unit takes its address from the config; tests need an ephemeral port.
         cmd.args(["--listen", "127.0.0.1:0"]);
