@@ -396,7 +396,7 @@ fn search_tool(cwd: &Path, args: SearchArgs) -> ToolOutcome {
     }
     for (i, h) in hits.iter().enumerate() {
         let e = &h.hit.entry;
-        let date = e.date.map(format_date);
+        let date = e.date.map(helix_index_format::format_day);
         let _ = write!(
             text,
             "{}. {}:{} — {} [{}",
@@ -604,7 +604,7 @@ fn render_entry_text(project: &str, e: &EntryRef<'_>) -> String {
     let _ = writeln!(t, "# {}", e.title);
     let _ = write!(t, "id: {project}:{} · topic: {}", e.id, e.topic);
     if let Some(d) = e.date {
-        let _ = write!(t, " · date: {}", format_date(d));
+        let _ = write!(t, " · date: {}", helix_index_format::format_day(d));
     }
     if let Some(a) = e.author.filter(|a| !a.is_empty()) {
         let _ = write!(t, " · author: {a}");
@@ -636,7 +636,7 @@ fn entry_json(project: &str, e: &EntryRef<'_>) -> Value {
         "tags": e.tags,
         "sources": e.sources,
         "author": e.author,
-        "date": e.date.map(format_date),
+        "date": e.date.map(helix_index_format::format_day),
         "body": e.body,
         "extra": extra,
     })
@@ -732,7 +732,7 @@ fn brief_tool(cwd: &Path, args: BriefArgs) -> ToolOutcome {
     }
     let mut items = Vec::with_capacity(entries.len());
     for (p, e) in &entries {
-        let date = e.date.map(format_date);
+        let date = e.date.map(helix_index_format::format_day);
         let _ = write!(text, "\n- {p}:{} — {}", e.id, e.title);
         if let Some(d) = &date {
             let _ = write!(text, " ({d})");
@@ -810,32 +810,16 @@ fn now_unix() -> i64 {
         .unwrap_or(0)
 }
 
-/// Unix seconds as a UTC `YYYY-MM-DD` (days-from-civil inverse, proleptic Gregorian).
-fn format_date(secs: i64) -> String {
-    let days = secs.div_euclid(86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = if m <= 2 { y + 1 } else { y };
-    format!("{y:04}-{m:02}-{d:02}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn dates_format_as_utc_days() {
-        assert_eq!(format_date(0), "1970-01-01");
-        assert_eq!(format_date(951_782_400), "2000-02-29");
-        assert_eq!(format_date(1_767_225_599), "2025-12-31");
-        assert_eq!(format_date(-86_400), "1969-12-31");
+        assert_eq!(helix_index_format::format_day(0), "1970-01-01");
+        assert_eq!(helix_index_format::format_day(951_782_400), "2000-02-29");
+        assert_eq!(helix_index_format::format_day(1_767_225_599), "2025-12-31");
+        assert_eq!(helix_index_format::format_day(-86_400), "1969-12-31");
     }
 
     #[test]

@@ -29,11 +29,10 @@ fn main() {
                 .expect("under root")
                 .to_string_lossy()
                 .replace('\\', "/");
-            if is_entry_path(&rel) {
-                if let Ok(entry) = parse_entry(&rel, &std::fs::read(&p).expect("read entry"), None)
-                {
-                    entries.push(entry);
-                }
+            if is_entry_path(&rel)
+                && let Ok(entry) = parse_entry(&rel, &std::fs::read(&p).expect("read entry"), None)
+            {
+                entries.push(entry);
             }
         }
     }

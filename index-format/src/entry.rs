@@ -507,6 +507,12 @@ pub(crate) fn parse_date(s: &str) -> Option<i64> {
 }
 
 /// `YYYY-MM-DD` for midnight UTC, else RFC 3339 `YYYY-MM-DDTHH:MM:SSZ`.
+/// The UTC day of Unix seconds as `YYYY-MM-DD`: how helix shows entry dates everywhere.
+pub fn format_day(t: i64) -> String {
+    let (y, m, d) = civil_from_days(t.div_euclid(86_400));
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
 fn format_date(t: i64) -> String {
     let days = t.div_euclid(86_400);
     let secs = t.rem_euclid(86_400);

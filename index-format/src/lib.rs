@@ -15,7 +15,8 @@ pub mod validate;
 
 pub use build::{BuildError, BuildInfo, build};
 pub use entry::{
-    Diagnostic, Entry, GitMeta, MAX_ENTRY_BYTES, is_entry_path, parse_entry, render_entry, slugify,
+    Diagnostic, Entry, GitMeta, MAX_ENTRY_BYTES, format_day, is_entry_path, parse_entry,
+    render_entry, slugify,
 };
 pub use error::FormatError;
 pub use read::{EntryRef, Index, Meta, TopicCount};

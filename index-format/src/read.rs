@@ -151,13 +151,13 @@ impl<B: AsRef<[u8]>> Index<B> {
                     "bytes {start}..{end} outside the data area {table_end}..{body_end}"
                 )));
             }
-            if let Some(row) = kind.row_size() {
-                if s.len.get() % row as u64 != 0 {
-                    return Err(bad(format!(
-                        "length {} is not a multiple of the {row}-byte row",
-                        s.len.get()
-                    )));
-                }
+            if let Some(row) = kind.row_size()
+                && s.len.get() % row as u64 != 0
+            {
+                return Err(bad(format!(
+                    "length {} is not a multiple of the {row}-byte row",
+                    s.len.get()
+                )));
             }
             let slot = &mut sections[kind as usize - 1];
             if slot.is_some() {

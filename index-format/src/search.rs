@@ -188,7 +188,7 @@ pub(crate) fn search<'a, B: AsRef<[u8]>>(
     let mut out = Vec::with_capacity(hits.len());
     for (score, doc) in hits {
         let entry = index.entry(doc)?;
-        let snippet = snippet(entry.body, &entry.title, &snippet_terms, opts.snippet_chars);
+        let snippet = snippet(entry.body, entry.title, &snippet_terms, opts.snippet_chars);
         out.push(Hit {
             entry,
             score,
@@ -282,7 +282,7 @@ impl<'a> Recency<'a> {
         let bound = 1.0 + self.weight;
         let mut contenders = Vec::new();
         each(&mut |c| {
-            if c.full() > kth.full() || (c.full() == kth.full() && c.score * bound >= kth.score) {
+            if c.full() & !kth.full() || (c.full() == kth.full() && c.score * bound >= kth.score) {
                 contenders.push(c);
             }
         })?;
@@ -388,11 +388,11 @@ pub fn snippet(body: &str, title: &str, terms: &[&str], max_chars: usize) -> Str
         Some(at) => {
             // Back up to a line start or about a third of the window, at a char boundary.
             let back = max_chars / 3;
-            let mut s = at.saturating_sub(back * 2).max(0);
-            if let Some(nl) = rest[..at].rfind('\n') {
-                if at - nl <= back * 2 {
-                    s = nl + 1;
-                }
+            let mut s = at.saturating_sub(back * 2);
+            if let Some(nl) = rest[..at].rfind('\n')
+                && at - nl <= back * 2
+            {
+                s = nl + 1;
             }
             while !rest.is_char_boundary(s) {
                 s += 1;

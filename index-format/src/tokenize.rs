@@ -217,10 +217,8 @@ fn run(
     let fast = !tests::FORCE_GENERAL.get();
     #[cfg(not(test))]
     let fast = true;
-    if fast {
-        if let Some(after) = ascii_run(text, start, s, emit) {
-            return after;
-        }
+    if fast && let Some(after) = ascii_run(text, start, s, emit) {
+        return after;
     }
     // Find the run's extent: alphanumerics, with connectors only between alphanumerics.
     let mut end = start;

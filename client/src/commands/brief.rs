@@ -72,7 +72,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             if a.json {
                 let e: Vec<_> = entries
                     .iter()
-                    .map(|(p, id, title, d)| json!({"project": p, "id": id, "title": title, "date": d.map(super::ymd)}))
+                    .map(|(p, id, title, d)| json!({"project": p, "id": id, "title": title, "date": d.map(helix_index_format::format_day)}))
                     .collect();
                 super::print_json(&json!({"topic": topic, "entries": e}));
                 return Ok(ExitCode::SUCCESS);
@@ -83,7 +83,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
             }
             println!("{topic}: {} entries", entries.len());
             for (p, id, title, d) in entries {
-                let date = d.map(super::ymd).unwrap_or_else(|| "          ".into());
+                let date = d
+                    .map(helix_index_format::format_day)
+                    .unwrap_or_else(|| "          ".into());
                 println!("  {date}  {title}  ({p}:{id})");
             }
         }

@@ -20,23 +20,6 @@ pub fn cwd() -> anyhow::Result<PathBuf> {
     std::env::current_dir().map_err(|e| anyhow::anyhow!("cannot read the current directory: {e}"))
 }
 
-/// `YYYY-MM-DD` of Unix seconds (UTC).
-pub fn ymd(secs: i64) -> String {
-    let days = secs.div_euclid(86_400);
-    // Howard Hinnant's days-to-civil algorithm.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = if m <= 2 { y + 1 } else { y };
-    format!("{y:04}-{m:02}-{d:02}")
-}
-
 /// Human age like `5 s`, `3 min`, `2 h`, `4 days`.
 pub fn age(secs: i64) -> String {
     let s = secs.max(0);
@@ -85,8 +68,6 @@ pub fn print_json(v: &serde_json::Value) {
 mod tests {
     #[test]
     fn dates_and_numbers() {
-        assert_eq!(super::ymd(0), "1970-01-01");
-        assert_eq!(super::ymd(1_700_000_000), "2023-11-14");
         assert_eq!(super::thousands(1204), "1,204");
         assert_eq!(super::thousands(999), "999");
         assert_eq!(super::thousands(1_000_000), "1,000,000");

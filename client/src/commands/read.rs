@@ -31,7 +31,7 @@ pub fn entry_json(project: &str, e: &EntryRef<'_>) -> serde_json::Value {
         "title": e.title,
         "tags": e.tags,
         "sources": e.sources,
-        "date": e.date.map(super::ymd),
+        "date": e.date.map(helix_index_format::format_day),
         "author": e.author,
         "body": e.body,
         "pending": extra.get("pending_key").is_some(),
@@ -58,7 +58,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     println!("# {}", e.title);
     let mut meta = vec![format!("{project}:{}", e.id), format!("topic {}", e.topic)];
     if let Some(d) = e.date {
-        meta.push(super::ymd(d));
+        meta.push(helix_index_format::format_day(d));
     }
     if let Some(au) = e.author {
         meta.push(format!("by {au}"));

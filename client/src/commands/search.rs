@@ -50,7 +50,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                     "topic": h.hit.entry.topic,
                     "title": h.hit.entry.title,
                     "score": h.hit.score,
-                    "date": h.hit.entry.date.map(super::ymd),
+                    "date": h.hit.entry.date.map(helix_index_format::format_day),
                     "snippet": h.hit.snippet,
                 })
             })
@@ -79,7 +79,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         };
         let date = e
             .date
-            .map(|d| format!(", {}", super::ymd(d)))
+            .map(|d| format!(", {}", helix_index_format::format_day(d)))
             .unwrap_or_default();
         println!(
             "{:>2}. {}{}  {}  ({}{}, score {:.2})",

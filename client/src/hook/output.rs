@@ -129,21 +129,6 @@ pub fn body_excerpt(body: &str, max: usize) -> String {
     compact(line, max)
 }
 
-/// `YYYY-MM-DD` of Unix seconds (UTC).
-pub fn date(unix: i64) -> String {
-    // Howard Hinnant's days-to-civil algorithm.
-    let z = unix.div_euclid(86_400) + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}")
-}
-
 /// One compact line for an entry: `- project:id · topic · date · title — snippet`.
 pub fn entry_line(
     project: &str,
@@ -156,7 +141,7 @@ pub fn entry_line(
     let mut s = format!("- {project}:{id} · {}", compact(topic, 40));
     if let Some(t) = when {
         s.push_str(" · ");
-        s.push_str(&date(t));
+        s.push_str(&helix_index_format::format_day(t));
     }
     s.push_str(" · ");
     s.push_str(&compact(title, 100));
@@ -174,9 +159,9 @@ mod tests {
 
     #[test]
     fn dates() {
-        assert_eq!(date(0), "1970-01-01");
-        assert_eq!(date(1_714_521_600), "2024-05-01");
-        assert_eq!(date(-86_400), "1969-12-31");
+        assert_eq!(helix_index_format::format_day(0), "1970-01-01");
+        assert_eq!(helix_index_format::format_day(1_714_521_600), "2024-05-01");
+        assert_eq!(helix_index_format::format_day(-86_400), "1969-12-31");
     }
 
     #[test]

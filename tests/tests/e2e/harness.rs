@@ -66,7 +66,9 @@ fn stale(bins: &[&Path]) -> bool {
         std::fs::metadata(p).and_then(|m| m.modified()).ok()
     }
     fn newest(dir: &Path, acc: &mut std::time::SystemTime) {
-        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
         for e in entries.flatten() {
             let p = e.path();
             if p.is_dir() {
@@ -76,13 +78,26 @@ fn stale(bins: &[&Path]) -> bool {
             }
         }
     }
-    let Some(oldest_bin) = bins.iter().filter_map(|b| modified(b)).min() else { return true };
+    let Some(oldest_bin) = bins.iter().filter_map(|b| modified(b)).min() else {
+        return true;
+    };
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let mut src = std::time::SystemTime::UNIX_EPOCH;
-    for dir in ["client/src", "server/src", "index-format/src", "docs/examples/knowledge"] {
+    for dir in [
+        "client/src",
+        "server/src",
+        "index-format/src",
+        "docs/examples/knowledge",
+    ] {
         newest(&root.join(dir), &mut src);
     }
-    for file in ["Cargo.lock", "Cargo.toml", "client/Cargo.toml", "server/Cargo.toml", "server/build.rs"] {
+    for file in [
+        "Cargo.lock",
+        "Cargo.toml",
+        "client/Cargo.toml",
+        "server/Cargo.toml",
+        "server/build.rs",
+    ] {
         if let Some(t) = modified(&root.join(file)) {
             src = src.max(t);
         }
