@@ -1,104 +1,31 @@
-//! `helix`: the helix client: sync, offline cache, Claude Code hooks, MCP server and CLI.
-//! This file only dispatches; each command lives in its own module.
+//! `helix`: the helix client: offline cache, Claude Code hooks, CLI. The commands that talk
+//! to a server (`sync`, `doctor`, `mcp`) run in `helix-net`, installed beside this binary,
+//! so that this one — started for every hook — links no HTTP, TLS or async runtime.
 
-mod commands;
-mod compile;
-mod config;
-mod hook;
-mod install;
-mod knowledge;
-mod mcp;
-mod paths;
-mod pending;
-mod sync;
-
-use clap::{Parser, Subcommand};
+use clap::Parser;
+use helix_client::cli::{self, Cli};
+use helix_client::hook;
 use std::process::ExitCode;
-
-#[derive(Debug, Parser)]
-#[command(name = "helix", version, about = "Team knowledge for AI coding agents")]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Debug, Subcommand)]
-enum Command {
-    /// Compile a knowledge directory into an artifact file.
-    Build(commands::build::Args),
-    /// Report invalid entries of a knowledge directory (exit 1 if any).
-    Check(commands::check::Args),
-    /// Search the followed projects (or one artifact with --index).
-    Search(commands::search::Args),
-    /// Print one entry.
-    Read(commands::read::Args),
-    /// Compact summary: topics with counts, or one topic's entries.
-    Brief(commands::brief::Args),
-    /// List topics with entry counts.
-    Topics(commands::topics::Args),
-    /// Server, projects, cache age, pending entries, last sync.
-    Status(commands::status::Args),
-    /// Write a .helix.toml for this code repository.
-    Init(commands::init::Args),
-    /// Download changed artifacts and push pending entries.
-    Sync(commands::sync::Args),
-    /// Store a new entry (pending until the next sync).
-    Store(commands::store::Args),
-    /// Check configuration, token, server, cache and hooks; say what to fix.
-    Doctor(commands::doctor::Args),
-    /// Serve search, store, read, brief and topics to Claude Code over MCP (stdio).
-    Mcp,
-    /// Run one Claude Code hook: event JSON on stdin, answer on stdout, always exit 0.
-    Hook(hook::HookArgs),
-    /// Install, remove or inspect the helix hooks in Claude Code's settings.
-    Hooks {
-        #[command(subcommand)]
-        command: install::HooksCommand,
-    },
-}
 
 fn main() -> ExitCode {
     // Hooks run on every tool call: skip building the whole CLI parser for them.
     if let Some(code) = hook::fast_path() {
         return code;
     }
-    let cli = Cli::parse();
-    if !matches!(cli.command, Command::Mcp | Command::Hook(_)) {
-        restore_default_sigpipe();
-    }
-    let result = match cli.command {
-        Command::Build(a) => commands::build::run(a),
-        Command::Check(a) => commands::check::run(a),
-        Command::Search(a) => commands::search::run(a),
-        Command::Read(a) => commands::read::run(a),
-        Command::Brief(a) => commands::brief::run(a),
-        Command::Topics(a) => commands::topics::run(a),
-        Command::Status(a) => commands::status::run(a),
-        Command::Init(a) => commands::init::run(a),
-        Command::Sync(a) => commands::sync::run(a),
-        Command::Store(a) => commands::store::run(a),
-        Command::Doctor(a) => commands::doctor::run(a),
-        Command::Mcp => mcp::run().map(|()| ExitCode::SUCCESS),
-        Command::Hook(a) => Ok(hook::run(&a)),
-        Command::Hooks { command } => install::run(&command),
-    };
-    match result {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("helix: {e:#}");
-            ExitCode::from(2)
-        }
-    }
+    cli::run(Cli::parse(), |_| exec_net())
 }
 
-/// Rust ignores SIGPIPE, so `println!` panics when stdout is a closed pipe (`helix search |
-/// head`). For the data-printing commands, behave like every Unix filter: die quietly.
-/// Hooks and the MCP server keep ignoring it: they must always exit cleanly.
-#[allow(unsafe_code)]
-fn restore_default_sigpipe() {
-    // SAFETY: called once at start-up on the main thread before any other thread exists;
-    // setting a signal disposition to SIG_DFL has no memory-safety preconditions.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
+/// Replaces this process with `helix-net` and the same arguments (stdio, environment and
+/// exit status carry over; `helix mcp` keeps speaking on the same pipes).
+fn exec_net() -> anyhow::Result<ExitCode> {
+    use std::os::unix::process::CommandExt;
+    let exe = std::env::current_exe()?;
+    let net = exe.with_file_name("helix-net");
+    let err = std::process::Command::new(&net)
+        .args(std::env::args_os().skip(1))
+        .exec();
+    anyhow::bail!(
+        "cannot run {}: {err} (it is installed next to helix: `cargo install --path client` installs both)",
+        net.display()
+    )
 }

@@ -512,3 +512,22 @@ fn concurrent_stores_all_reach_the_overlay() {
     let want: Vec<String> = (0..8).map(|i| format!("ops/runbook-step-{i}.md")).collect();
     assert_eq!(ids, want);
 }
+
+/// `helix` hands `sync`, `doctor` and `mcp` to `helix-net` beside it; installed alone, it
+/// says what is missing instead of failing obscurely, and its local commands still work.
+#[test]
+fn network_commands_without_helix_net_say_what_is_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let lone = dir.path().join("helix");
+    std::fs::copy(super::common::HELIX, &lone).unwrap();
+    let out = std::process::Command::new(&lone)
+        .arg("sync")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("helix-net") && err.contains("cargo install --path client"), "{err}");
+    let out = std::process::Command::new(&lone).arg("--version").output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("helix "), "{out:?}");
+}

@@ -1,0 +1,15 @@
+//! `helix-net`: the `helix` commands that talk to a server — `sync`, `doctor`, `mcp` — which
+//! `helix` hands over to by exec. Any other command works here too.
+
+use clap::Parser;
+use helix_client::cli::{self, Cli, NetCommand};
+use helix_client::{commands, mcp};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    cli::run(Cli::parse(), |cmd| match cmd {
+        NetCommand::Sync(a) => commands::sync::run(a),
+        NetCommand::Doctor(a) => commands::doctor::run(a),
+        NetCommand::Mcp => mcp::run().map(|()| ExitCode::SUCCESS),
+    })
+}
