@@ -527,7 +527,16 @@ fn network_commands_without_helix_net_say_what_is_missing() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("helix-net") && err.contains("cargo install --path client"), "{err}");
-    let out = std::process::Command::new(&lone).arg("--version").output().unwrap();
-    assert!(String::from_utf8_lossy(&out.stdout).starts_with("helix "), "{out:?}");
+    assert!(
+        err.contains("helix-net") && err.contains("cargo install --path client"),
+        "{err}"
+    );
+    let out = std::process::Command::new(&lone)
+        .arg("--version")
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout).starts_with("helix "),
+        "{out:?}"
+    );
 }
