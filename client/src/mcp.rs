@@ -20,8 +20,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-/// Largest accepted entry body; more is almost certainly a pasted log, not knowledge.
-pub const MAX_BODY_BYTES: usize = 64 * 1024;
+use helix_index_format::validate::MAX_BODY_BYTES;
 const MAX_QUERY_CHARS: usize = 2_000;
 const DEFAULT_LIMIT: usize = 8;
 const MAX_LIMIT: usize = 50;
@@ -431,8 +430,8 @@ fn search_tool(cwd: &Path, args: SearchArgs) -> ToolOutcome {
     ))
 }
 
-/// Checks made before anything is written: the body size (with advice), then the shared
-/// write-path rules and secret scan, the same the server applies to `POST .../entries`.
+/// The body size, with advice for the model; every other rule (and the secret scan) is
+/// checked by `pending::store`, the one write path, before anything is written.
 fn check_store_args(args: &StoreArgs) -> Result<(), ToolError> {
     if args.body.len() > MAX_BODY_BYTES {
         return fail(format!(
@@ -441,20 +440,7 @@ fn check_store_args(args: &StoreArgs) -> Result<(), ToolError> {
             args.body.len()
         ));
     }
-    let new = helix_index_format::NewEntry {
-        topic: args.topic.trim().to_string(),
-        title: args.title.trim().to_string(),
-        body: args.body.clone(),
-        tags: args.tags.clone().unwrap_or_default(),
-        sources: args.sources.clone().unwrap_or_default(),
-    };
-    match helix_index_format::validate_new_entry(&new) {
-        Ok(()) => Ok(()),
-        Err(e @ helix_index_format::ValidationError::Secret { .. }) => {
-            fail(format!("refused: {e}"))
-        }
-        Err(e) => fail(format!("invalid entry: {e}")),
-    }
+    Ok(())
 }
 
 fn store_tool(cwd: &Path, args: StoreArgs) -> ToolOutcome {
