@@ -78,6 +78,15 @@ pub(crate) fn search<'a, B: AsRef<[u8]>>(
     query: &str,
     opts: &SearchOptions,
 ) -> Result<Vec<Hit<'a>>, FormatError> {
+    search_windowed(index, query, opts, WINDOW)
+}
+
+fn search_windowed<'a, B: AsRef<[u8]>>(
+    index: &'a Index<B>,
+    query: &str,
+    opts: &SearchOptions,
+    window: u32,
+) -> Result<Vec<Hit<'a>>, FormatError> {
     let n = index.len();
     if n == 0 || opts.limit == 0 {
         return Ok(Vec::new());
@@ -108,77 +117,41 @@ pub(crate) fn search<'a, B: AsRef<[u8]>>(
         None => None,
     };
 
-    // Score every document that matches any term; count required terms matched per document.
     let n_required = terms.iter().filter(|q| q.required).count();
-    let avgdl = (index.total_tokens() as f32 / n as f32).max(1.0);
-    let and_mode = opts.mode == Mode::AndThenOr && n_required > 0;
-    // In a fresh hook process every new heap page is a page fault: size nothing by the
-    // entry count that the query does not need.
-    let mut scores: Vec<f32> = vec![0.0; n as usize];
-    let mut matched: Vec<u8> = if and_mode {
-        vec![0; n as usize]
-    } else {
-        Vec::new()
+    let scorer = Scorer {
+        terms: terms
+            .iter()
+            .filter_map(|q| {
+                let row = q.row?;
+                let df = row.doc_freq.get() as f32;
+                Some(ScoredTerm {
+                    row,
+                    // libm's, not the C library's: a hook process then maps no libm.so.
+                    idf: libm::logf(1.0 + (n as f32 - df + 0.5) / (df + 0.5)),
+                    counts: q.required,
+                })
+            })
+            .collect(),
+        index,
+        avgdl: (index.total_tokens() as f32 / n as f32).max(1.0),
+        and_required: (opts.mode == Mode::AndThenOr && n_required > 0)
+            .then(|| n_required.min(255) as u8),
+        topic: topic_filter,
+        window,
     };
-    let postings_total: usize = terms
-        .iter()
-        .filter_map(|q| q.row)
-        .map(|r| r.doc_freq.get() as usize)
-        .sum();
-    let mut touched: Vec<u32> = Vec::with_capacity(postings_total.min(n as usize));
-    let lens = index.doc_lens();
     let records = index.entry_rows();
-    let corrupt = |doc: u32| FormatError::Corrupt {
-        what: "posting document",
-        offset: u64::from(doc),
-    };
-    for q in &terms {
-        let Some(row) = q.row else { continue };
-        let df = row.doc_freq.get() as f32;
-        let idf = (1.0 + (n as f32 - df + 0.5) / (df + 0.5)).ln();
-        let count_match = q.required && and_mode;
-        for p in index.postings(row)? {
-            let (doc, tf) = p?;
-            let d = doc as usize;
-            let dl = lens.get(d).ok_or_else(|| corrupt(doc))?.get() as f32;
-            let tf = tf as f32;
-            // Every contribution is positive (idf > 0, tf >= 1): zero means "not seen yet".
-            if scores[d] == 0.0 {
-                touched.push(doc);
-            }
-            scores[d] += idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * dl / avgdl));
-            if count_match {
-                matched[d] = matched[d].saturating_add(1);
-            }
-        }
-    }
-
-    // Candidates are generated on demand from `touched` rather than collected: at 100k
-    // entries a collected list is a megabyte of fresh pages. Entry rows are read only for
-    // the topic filter (every row read is a page fault in a fresh process).
-    let each = |f: &mut dyn FnMut(Candidate)| -> Result<(), FormatError> {
-        for &doc in &touched {
-            if let Some(t) = topic_filter {
-                let rec = records.get(doc as usize).ok_or_else(|| corrupt(doc))?;
-                if rec.topic.get() != t {
-                    continue;
-                }
-            }
-            let full = and_mode && matched[doc as usize] as usize >= n_required.min(255);
-            f(Candidate::new(scores[doc as usize], doc, full));
-        }
-        Ok(())
-    };
     // Enough candidates for the limit after the per-topic cap, in most cases; when the cap
-    // throws away too many (one topic dominates), look 8 times deeper, and so on.
+    // throws away too many (one topic dominates), look 8 times deeper, and so on. Each look
+    // scores the postings again: cheaper than keeping every candidate of a large index.
     let mut wanted = opts
         .limit
         .saturating_mul(opts.per_topic_cap.map_or(1, |_| 4))
         .max(opts.limit);
     let recency = Recency::new(opts, records);
     let hits = loop {
-        let hits = select(records, &recency.top(&each, wanted)?, opts, corrupt)?;
-        if hits.len() >= opts.limit || wanted >= touched.len() {
+        let (ranked, seen) = recency.top(&scorer, wanted)?;
+        let hits = select(records, &ranked, opts)?;
+        if hits.len() >= opts.limit || wanted >= seen {
             break hits;
         }
         wanted = wanted.saturating_mul(8);
@@ -196,6 +169,113 @@ pub(crate) fn search<'a, B: AsRef<[u8]>>(
         });
     }
     Ok(out)
+}
+
+/// Documents scored per window. Postings are merged window by window into accumulators of
+/// this size, as Lucene's BooleanScorer does, instead of into arrays sized by the entry
+/// count: in a fresh hook process every new heap page is a page fault, and at 100k entries
+/// entry-count-sized arrays were most of a query's cost.
+const WINDOW: u32 = 4096;
+
+struct ScoredTerm<'a> {
+    row: &'a TermRecord,
+    idf: f32,
+    /// Counts towards "matches every required term" in AND mode.
+    counts: bool,
+}
+
+/// Scores the query's postings and streams the matching documents as candidates.
+struct Scorer<'a, B> {
+    terms: Vec<ScoredTerm<'a>>,
+    index: &'a Index<B>,
+    avgdl: f32,
+    /// AND mode: how many required terms make a full match.
+    and_required: Option<u8>,
+    topic: Option<u32>,
+    window: u32,
+}
+
+impl<B: AsRef<[u8]>> Scorer<'_, B> {
+    /// Calls `f` once per matching document (in no particular order); returns how many.
+    fn each(&self, f: &mut dyn FnMut(Candidate)) -> Result<usize, FormatError> {
+        let n = self.index.len();
+        let lens = self.index.doc_lens();
+        let records = self.index.entry_rows();
+        let window = self.window.clamp(1, n.max(1)) as usize;
+        let mut cursors = Vec::with_capacity(self.terms.len());
+        for t in &self.terms {
+            let mut postings = self.index.postings(t.row)?;
+            let next = postings.next().transpose()?;
+            cursors.push((postings, next));
+        }
+        let mut scores = vec![0.0f32; window];
+        let mut matched = vec![
+            0u8;
+            if self.and_required.is_some() {
+                window
+            } else {
+                0
+            }
+        ];
+        let mut touched: Vec<u32> = Vec::new();
+        let mut seen = 0;
+        // Each window starts at the lowest document some posting list has not passed yet.
+        while let Some(base) = cursors
+            .iter()
+            .filter_map(|(_, next)| next.map(|p| p.0))
+            .min()
+        {
+            let end = base.saturating_add(window as u32);
+            for ((postings, next), t) in cursors.iter_mut().zip(&self.terms) {
+                let count = t.counts && self.and_required.is_some();
+                while let Some((doc, tf)) = *next {
+                    if doc >= end {
+                        break;
+                    }
+                    let i = (doc - base) as usize;
+                    let dl = lens.get(doc as usize).ok_or_else(|| corrupt(doc))?.get() as f32;
+                    let tf = tf as f32;
+                    // Every contribution is positive (idf > 0, tf >= 1): zero means unseen.
+                    if scores[i] == 0.0 {
+                        touched.push(doc);
+                    }
+                    scores[i] +=
+                        t.idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * dl / self.avgdl));
+                    if count {
+                        matched[i] = matched[i].saturating_add(1);
+                    }
+                    *next = postings.next().transpose()?;
+                }
+            }
+            for &doc in &touched {
+                let i = (doc - base) as usize;
+                let score = std::mem::take(&mut scores[i]);
+                let full = match self.and_required {
+                    Some(required) => std::mem::take(&mut matched[i]) >= required,
+                    None => false,
+                };
+                if let Some(t) = self.topic {
+                    // Entry rows are read only for the topic filter: every row read is a
+                    // page fault in a fresh process.
+                    let rec = records.get(doc as usize).ok_or_else(|| corrupt(doc))?;
+                    if rec.topic.get() != t {
+                        continue;
+                    }
+                }
+                seen += 1;
+                f(Candidate::new(score, doc, full));
+            }
+            touched.clear();
+        }
+        Ok(seen)
+    }
+}
+
+fn corrupt(doc: u32) -> FormatError {
+    FormatError::Corrupt {
+        what: "posting document",
+        offset: u64::from(doc),
+    }
 }
 
 /// A scored document with a sort key that orders AND hits before OR-only hits, then by
@@ -223,9 +303,9 @@ impl Candidate {
     }
 }
 
-/// The recency boost, applied lazily: it multiplies a score by at most `1 + weight`, so only
-/// documents whose plain score times that bound reaches the k-th best boosted score can
-/// still enter the top k, and only their entry rows (for the date) need reading.
+/// The recency boost, applied lazily: it multiplies a score by at most `1 + weight`, so a
+/// document whose plain score times that bound cannot beat the current k-th best boosted
+/// score is dropped without reading its entry row (for the date).
 struct Recency<'a> {
     records: &'a [EntryRecord],
     now: Option<i64>,
@@ -246,89 +326,127 @@ impl<'a> Recency<'a> {
 
     fn boosted(&self, c: Candidate, now: i64) -> Result<Candidate, FormatError> {
         let doc = c.doc();
-        let rec = self.records.get(doc as usize).ok_or(FormatError::Corrupt {
-            what: "posting document",
-            offset: u64::from(doc),
-        })?;
+        let rec = self.records.get(doc as usize).ok_or_else(|| corrupt(doc))?;
         let date = rec.date.get();
         if date == crate::layout::NO_DATE {
             return Ok(c);
         }
         let age_days = now.saturating_sub(date).max(0) as f32 / 86_400.0;
-        let factor = 1.0 + self.weight * (-age_days / self.half_life_days).exp2();
+        let factor = 1.0 + self.weight * libm::exp2f(-age_days / self.half_life_days);
         Ok(Candidate::new(c.score * factor, doc, c.full()))
     }
 
-    /// The best `k` candidates after the boost, best first.
-    fn top(&self, each: &Each<'_>, k: usize) -> Result<Vec<Candidate>, FormatError> {
+    /// The best `k` candidates after the boost, best first, and how many matched.
+    ///
+    /// One scoring pass keeps the plain top `k` and, aside, every contender: a candidate
+    /// whose score times the largest factor reaches the plain k-th best so far. The final
+    /// boosted k-th best is at least the final plain k-th best (factors are >= 1), so
+    /// contenders are a superset of the answer; only they are boosted, at the end, once
+    /// the threshold is known, so few entry rows are read (each is a page fault in a fresh
+    /// hook process).
+    fn top<B: AsRef<[u8]>>(
+        &self,
+        scorer: &Scorer<'_, B>,
+        k: usize,
+    ) -> Result<(Vec<Candidate>, usize), FormatError> {
+        let mut plain = TopK::new(k);
         let Some(now) = self.now else {
-            return top(each, k);
+            let seen = scorer.each(&mut |c| plain.offer(c))?;
+            return Ok((plain.into_sorted(), seen));
         };
-        let boosted = |cs: &[Candidate]| -> Result<Vec<Candidate>, FormatError> {
-            cs.iter().map(|&c| self.boosted(c, now)).collect()
-        };
-        let base = top(each, k)?;
-        let first = boosted(&base)?;
-        let first = top(
-            &|f: &mut dyn FnMut(Candidate)| {
-                first.iter().for_each(|&c| f(c));
-                Ok(())
-            },
-            k,
-        )?;
-        let Some(&kth) = first.last().filter(|_| first.len() == k) else {
-            return Ok(first);
-        };
+        if k > SMALL_K {
+            // Deep result lists (the CLI's `--limit`): boost everything.
+            let mut all = Vec::new();
+            let seen = scorer.each(&mut |c| all.push(c))?;
+            for c in all {
+                plain.offer(self.boosted(c, now)?);
+            }
+            return Ok((plain.into_sorted(), seen));
+        }
+        // The factor is at most `bound`, and rounding is monotonic, so a candidate whose
+        // bound loses to the k-th best cannot win once boosted.
         let bound = 1.0 + self.weight;
-        let mut contenders = Vec::new();
-        each(&mut |c| {
-            if c.full() & !kth.full() || (c.full() == kth.full() && c.score * bound >= kth.score) {
-                contenders.push(c);
+        let raised = |c: Candidate| Candidate::new(c.score * bound, c.doc(), c.full());
+        let mut contenders: Vec<Candidate> = Vec::new();
+        let mut prune_at = 4 * k;
+        let seen = scorer.each(&mut |c| {
+            plain.offer(c);
+            if plain.beats(raised(c)) {
+                return;
+            }
+            contenders.push(c);
+            if contenders.len() >= prune_at {
+                contenders.retain(|&c| !plain.beats(raised(c)));
+                prune_at = (2 * contenders.len()).max(4 * k);
             }
         })?;
-        let contenders = boosted(&contenders)?;
-        top(
-            &|f: &mut dyn FnMut(Candidate)| {
-                contenders.iter().for_each(|&c| f(c));
-                Ok(())
-            },
-            k,
-        )
+        let mut best = TopK::new(k);
+        for c in contenders {
+            if !plain.beats(raised(c)) {
+                best.offer(self.boosted(c, now)?);
+            }
+        }
+        Ok((best.into_sorted(), seen))
     }
 }
-
-/// Calls its argument once per candidate.
-type Each<'a> = dyn Fn(&mut dyn FnMut(Candidate)) -> Result<(), FormatError> + 'a;
 
 /// Above this `k`, collecting everything and sorting beats the insertion buffer.
 const SMALL_K: usize = 256;
 
-/// The best `k` candidates, best first. For small `k`, one pass with a small sorted buffer:
-/// most candidates lose a single compare against the current k-th best.
-fn top(each: &Each<'_>, k: usize) -> Result<Vec<Candidate>, FormatError> {
-    let by_key = |a: &Candidate, b: &Candidate| b.key.cmp(&a.key);
-    if k > SMALL_K {
-        let mut all = Vec::new();
-        each(&mut |c| all.push(c))?;
-        all.sort_unstable_by(by_key);
-        all.truncate(k);
-        return Ok(all);
-    }
-    let mut best: Vec<Candidate> = Vec::with_capacity(k + 1);
-    if k == 0 {
-        return Ok(best);
-    }
-    each(&mut |x| {
-        if best.len() == k {
-            if best.last().is_some_and(|last| x.key <= last.key) {
-                return;
-            }
-            best.pop();
+/// The best `k` candidates seen. For small `k`, a small sorted buffer: most candidates lose
+/// a single compare against the current k-th best.
+struct TopK {
+    k: usize,
+    /// Best first; unsorted (and unbounded) when `k > SMALL_K`.
+    best: Vec<Candidate>,
+}
+
+impl TopK {
+    fn new(k: usize) -> Self {
+        TopK {
+            k,
+            best: Vec::with_capacity(if k > SMALL_K { 0 } else { k + 1 }),
         }
-        let at = best.partition_point(|b| b.key > x.key);
-        best.insert(at, x);
-    })?;
-    Ok(best)
+    }
+
+    /// Whether `c` certainly stays out.
+    fn rejects(&self, c: Candidate) -> bool {
+        self.k == 0
+            || (self.k <= SMALL_K
+                && self.best.len() == self.k
+                && self.best.last().is_some_and(|last| c.key <= last.key))
+    }
+
+    /// Whether the buffer is full and its k-th best is strictly better than `c` (a tie is
+    /// `c` itself being the k-th best).
+    fn beats(&self, c: Candidate) -> bool {
+        self.best.len() == self.k
+            && self.k <= SMALL_K
+            && self.best.last().is_some_and(|last| c.key < last.key)
+    }
+
+    fn offer(&mut self, c: Candidate) {
+        if self.rejects(c) {
+            return;
+        }
+        if self.k > SMALL_K {
+            self.best.push(c);
+            return;
+        }
+        if self.best.len() == self.k {
+            self.best.pop();
+        }
+        let at = self.best.partition_point(|b| b.key > c.key);
+        self.best.insert(at, c);
+    }
+
+    fn into_sorted(mut self) -> Vec<Candidate> {
+        if self.k > SMALL_K {
+            self.best.sort_unstable_by(|a, b| b.key.cmp(&a.key));
+            self.best.truncate(self.k);
+        }
+        self.best
+    }
 }
 
 /// Applies the per-topic cap and the limit to ranked candidates.
@@ -336,7 +454,6 @@ fn select(
     records: &[EntryRecord],
     ranked: &[Candidate],
     opts: &SearchOptions,
-    corrupt: impl Fn(u32) -> FormatError,
 ) -> Result<Vec<(f32, u32)>, FormatError> {
     let mut out = Vec::with_capacity(opts.limit);
     let mut per_topic: Vec<(u32, usize)> = Vec::new();
@@ -436,4 +553,81 @@ pub fn snippet(body: &str, title: &str, terms: &[&str], max_chars: usize) -> Str
         out.push('…');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{BuildInfo, Entry, build};
+
+    /// The window size changes how postings are merged, never the result: the same hits,
+    /// bit-identical scores, whether every document gets its own window or all share one.
+    #[test]
+    fn window_size_never_changes_results() {
+        let words = [
+            "cache", "rebase", "linker", "tokio", "rename", "postgres", "rust",
+        ];
+        let entries: Vec<Entry> = (0..900)
+            .map(|i| Entry {
+                id: format!("t{}/e{i:03}.md", i % 6),
+                topic: format!("t{}", i % 6),
+                title: format!("{} note {i}", words[i % 7]),
+                body: format!(
+                    "{} {} {} {}",
+                    words[(i * 5) % 7],
+                    words[(i / 7) % 7].repeat(1 + i % 3),
+                    words[(i / 49) % 7],
+                    "filler ".repeat(i % 13)
+                ),
+                date: (i % 3 != 0).then_some(1_700_000_000 - (i as i64 * 7919 % 3000) * 86_400),
+                ..Entry::default()
+            })
+            .collect();
+        let info = BuildInfo {
+            project: "p".into(),
+            commit: String::new(),
+            generation: 1,
+            build_time: 1_700_000_000,
+        };
+        let bytes = build(&entries, &info).unwrap();
+        let index = Index::open(&bytes[..]).unwrap();
+        let queries = [
+            "cache rebase",
+            "tokio",
+            "rust linker rename",
+            "postgres cache nosuch",
+        ];
+        for q in queries {
+            for mode in [Mode::Or, Mode::AndThenOr] {
+                for (limit, cap, topic, now) in [
+                    (3, None, None, Some(1_700_000_000)),
+                    (10, Some(1), None, None),
+                    (400, None, Some("t2"), Some(1_700_000_000)),
+                    (5, Some(2), Some("t4"), None),
+                ] {
+                    let opts = SearchOptions {
+                        limit,
+                        mode,
+                        per_topic_cap: cap,
+                        topic: topic.map(str::to_owned),
+                        now,
+                        recency_weight: 0.5,
+                        ..SearchOptions::default()
+                    };
+                    let run = |w| -> Vec<(String, u32)> {
+                        search_windowed(&index, q, &opts, w)
+                            .unwrap()
+                            .iter()
+                            .map(|h| (h.entry.id.to_owned(), h.score.to_bits()))
+                            .collect()
+                    };
+                    let whole = run(u32::MAX);
+                    assert!(!whole.is_empty(), "{q} {opts:?}");
+                    for w in [1, 2, 7, 64, 899, 4096] {
+                        assert_eq!(run(w), whole, "window {w}, {q}, {opts:?}");
+                    }
+                }
+            }
+        }
+    }
 }

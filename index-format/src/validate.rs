@@ -501,7 +501,7 @@ fn entropy(v: &[u8]) -> f64 {
         .filter(|&&c| c > 0)
         .map(|&c| {
             let p = f64::from(c) / n;
-            -p * p.log2()
+            -p * libm::log2(p)
         })
         .sum()
 }
