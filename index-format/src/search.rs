@@ -442,7 +442,7 @@ impl TopK {
 
     fn into_sorted(mut self) -> Vec<Candidate> {
         if self.k > SMALL_K {
-            self.best.sort_unstable_by(|a, b| b.key.cmp(&a.key));
+            self.best.sort_unstable_by_key(|c| std::cmp::Reverse(c.key));
             self.best.truncate(self.k);
         }
         self.best
