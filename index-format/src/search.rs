@@ -175,7 +175,7 @@ fn search_windowed<'a, B: AsRef<[u8]>>(
 /// this size, as Lucene's BooleanScorer does, instead of into arrays sized by the entry
 /// count: in a fresh hook process every new heap page is a page fault, and at 100k entries
 /// entry-count-sized arrays were most of a query's cost.
-const WINDOW: u32 = 4096;
+const WINDOW: u32 = 1024;
 
 struct ScoredTerm<'a> {
     row: &'a TermRecord,
