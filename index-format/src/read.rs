@@ -585,6 +585,7 @@ impl<B: AsRef<[u8]>> Index<B> {
             first: true,
             n_docs: self.len(),
             base: start,
+            failed_at: None,
         })
     }
 
@@ -663,41 +664,90 @@ pub(crate) struct Postings<'a> {
     first: bool,
     n_docs: u32,
     base: usize,
+    /// Offset of the damaged posting that ended the list early.
+    failed_at: Option<usize>,
+}
+
+impl Postings<'_> {
+    /// The next `(doc, tf)`; `None` at the end of the list and after damage, which
+    /// [`Postings::error`] then reports. Returning no `Result` keeps the scoring loop's
+    /// per-posting step to a few instructions.
+    #[inline(always)]
+    pub(crate) fn step(&mut self) -> Option<(u32, u32)> {
+        let at = self.pos;
+        // Most deltas and frequencies fit one byte.
+        let (delta, tf) = match self.bytes.get(at..at + 2) {
+            Some(&[d, t]) if d < 0x80 && t < 0x80 => {
+                self.pos += 2;
+                (u32::from(d), u32::from(t))
+            }
+            _ => return self.step_slow(),
+        };
+        self.accept(at, delta, tf)
+    }
+
+    #[inline(never)]
+    fn step_slow(&mut self) -> Option<(u32, u32)> {
+        let at = self.pos;
+        if at >= self.bytes.len() {
+            return None;
+        }
+        match (
+            get_varint(self.bytes, &mut self.pos),
+            get_varint(self.bytes, &mut self.pos),
+        ) {
+            (Some(delta), Some(tf)) => self.accept(at, delta, tf),
+            _ => self.fail(at),
+        }
+    }
+
+    #[inline(always)]
+    fn accept(&mut self, at: usize, delta: u32, tf: u32) -> Option<(u32, u32)> {
+        let doc = if self.first {
+            delta
+        } else if delta == 0 {
+            return self.fail(at);
+        } else {
+            match self.doc.checked_add(delta) {
+                Some(doc) => doc,
+                None => return self.fail(at),
+            }
+        };
+        if doc >= self.n_docs {
+            return self.fail(at);
+        }
+        self.first = false;
+        self.doc = doc;
+        Some((doc, tf))
+    }
+
+    #[cold]
+    fn fail(&mut self, at: usize) -> Option<(u32, u32)> {
+        self.pos = self.bytes.len();
+        self.failed_at.get_or_insert(self.base + at);
+        None
+    }
+
+    /// Why the list ended early, if it did.
+    pub(crate) fn error(&self) -> Option<FormatError> {
+        self.failed_at.map(|at| FormatError::Corrupt {
+            what: "posting list",
+            offset: at as u64,
+        })
+    }
 }
 
 impl Iterator for Postings<'_> {
     type Item = Result<(u32, u32), FormatError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.pos >= self.bytes.len() {
-            return None;
-        }
-        let corrupt = |pos: usize| FormatError::Corrupt {
-            what: "posting list",
-            offset: pos as u64,
-        };
-        let at = self.base + self.pos;
-        let step = (|| {
-            let delta = get_varint(self.bytes, &mut self.pos)?;
-            let tf = get_varint(self.bytes, &mut self.pos)?;
-            let doc = if self.first {
-                Some(delta)
-            } else if delta == 0 {
-                None
-            } else {
-                self.doc.checked_add(delta)
-            }?;
-            Some((doc, tf))
-        })();
-        match step {
-            Some((doc, tf)) if doc < self.n_docs => {
-                self.first = false;
-                self.doc = doc;
-                Some(Ok((doc, tf)))
-            }
-            _ => {
-                self.pos = self.bytes.len();
-                Some(Err(corrupt(at)))
+        match self.step() {
+            Some(p) => Some(Ok(p)),
+            None => {
+                let e = self.error()?;
+                // Report the damage once, then end.
+                self.failed_at = None;
+                Some(Err(e))
             }
         }
     }

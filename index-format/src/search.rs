@@ -1,9 +1,11 @@
 //! BM25 search over an open artifact: Lucene-style scoring, AND-mode with OR fallback,
 //! topic filter, per-topic cap, recency boost and query-relevant snippets.
 
+use std::cell::Cell;
+
 use crate::error::FormatError;
 use crate::layout::{EntryRecord, TermRecord};
-use crate::read::{EntryRef, Index};
+use crate::read::{EntryRef, Index, Postings};
 use crate::tokenize::{TokenKind, tokenize_with};
 
 /// How query terms combine.
@@ -78,7 +80,7 @@ pub(crate) fn search<'a, B: AsRef<[u8]>>(
     query: &str,
     opts: &SearchOptions,
 ) -> Result<Vec<Hit<'a>>, FormatError> {
-    search_windowed(index, query, opts, WINDOW)
+    search_windowed(index, query, opts, WINDOW, true)
 }
 
 fn search_windowed<'a, B: AsRef<[u8]>>(
@@ -86,6 +88,7 @@ fn search_windowed<'a, B: AsRef<[u8]>>(
     query: &str,
     opts: &SearchOptions,
     window: u32,
+    prune: bool,
 ) -> Result<Vec<Hit<'a>>, FormatError> {
     let n = index.len();
     if n == 0 || opts.limit == 0 {
@@ -118,26 +121,31 @@ fn search_windowed<'a, B: AsRef<[u8]>>(
     };
 
     let n_required = terms.iter().filter(|q| q.required).count();
-    let scorer = Scorer {
-        terms: terms
-            .iter()
-            .filter_map(|q| {
-                let row = q.row?;
-                let df = row.doc_freq.get() as f32;
-                Some(ScoredTerm {
-                    row,
-                    // libm's, not the C library's: a hook process then maps no libm.so.
-                    idf: libm::logf(1.0 + (n as f32 - df + 0.5) / (df + 0.5)),
-                    counts: q.required,
-                })
+    let mut scored: Vec<ScoredTerm<'a>> = terms
+        .iter()
+        .filter_map(|q| {
+            let row = q.row?;
+            let df = row.doc_freq.get() as f32;
+            // libm's, not the C library's: a hook process then maps no libm.so.
+            let idf = libm::logf(1.0 + (n as f32 - df + 0.5) / (df + 0.5));
+            Some(ScoredTerm {
+                row,
+                weight: idf * (K1 + 1.0),
+                bound: idf.max(0.0) * (K1 + 1.0) * 1.001,
+                counts: q.required,
             })
-            .collect(),
+        })
+        .collect();
+    scored.sort_by(|a, b| b.bound.total_cmp(&a.bound));
+    let scorer = Scorer {
+        terms: scored,
         index,
         avgdl: (index.total_tokens() as f32 / n as f32).max(1.0),
         and_required: (opts.mode == Mode::AndThenOr && n_required > 0)
             .then(|| n_required.min(255) as u8),
         topic: topic_filter,
         window,
+        prune,
     };
     let records = index.entry_rows();
     // Enough candidates for the limit after the per-topic cap, in most cases; when the cap
@@ -149,9 +157,9 @@ fn search_windowed<'a, B: AsRef<[u8]>>(
         .max(opts.limit);
     let recency = Recency::new(opts, records);
     let hits = loop {
-        let (ranked, seen) = recency.top(&scorer, wanted)?;
-        let hits = select(records, &ranked, opts)?;
-        if hits.len() >= opts.limit || wanted >= seen {
+        let ranked = recency.top(&scorer, wanted)?;
+        let hits = select(records, &ranked.best, opts)?;
+        if hits.len() >= opts.limit || ranked.exhausted {
             break hits;
         }
         wanted = wanted.saturating_mul(8);
@@ -179,7 +187,11 @@ const WINDOW: u32 = 1024;
 
 struct ScoredTerm<'a> {
     row: &'a TermRecord,
-    idf: f32,
+    /// `idf * (K1 + 1)`.
+    weight: f32,
+    /// The most one posting can add: BM25's term-frequency part stays below `K1 + 1`
+    /// (slack for float rounding).
+    bound: f32,
     /// Counts towards "matches every required term" in AND mode.
     counts: bool,
 }
@@ -193,11 +205,20 @@ struct Scorer<'a, B> {
     and_required: Option<u8>,
     topic: Option<u32>,
     window: u32,
+    /// MaxScore term pruning (off only to test that it changes nothing).
+    prune: bool,
 }
 
 impl<B: AsRef<[u8]>> Scorer<'_, B> {
-    /// Calls `f` once per matching document (in no particular order); returns how many.
-    fn each(&self, f: &mut dyn FnMut(Candidate)) -> Result<usize, FormatError> {
+    /// Calls `f` once per matching document (in no particular order) and returns whether
+    /// every match was reported.
+    ///
+    /// Documents scoring below `floor` do not matter to the caller, which may raise it
+    /// while the scan runs. In OR mode that prunes whole terms (MaxScore, Turtle and Flood
+    /// 1995): once the best a document can get from the lowest-bound terms alone stays
+    /// under the floor, those terms only add to documents the others matched, and their
+    /// postings are stepped over without scoring.
+    fn each(&self, floor: &Cell<f32>, f: &mut dyn FnMut(Candidate)) -> Result<bool, FormatError> {
         let n = self.index.len();
         let lens = self.index.doc_lens();
         let records = self.index.entry_rows();
@@ -205,8 +226,14 @@ impl<B: AsRef<[u8]>> Scorer<'_, B> {
         let mut cursors = Vec::with_capacity(self.terms.len());
         for t in &self.terms {
             let mut postings = self.index.postings(t.row)?;
-            let next = postings.next().transpose()?;
+            let next = postings.step();
             cursors.push((postings, next));
+        }
+        // Terms are in descending bound order, so the prunable ones are a suffix and every
+        // document sums its contributions in the same order, pruned or not.
+        let mut bound_of_rest = vec![0.0f32; self.terms.len() + 1];
+        for (i, t) in self.terms.iter().enumerate().rev() {
+            bound_of_rest[i] = bound_of_rest[i + 1] + t.bound;
         }
         let mut scores = vec![0.0f32; window];
         let mut matched = vec![
@@ -218,7 +245,9 @@ impl<B: AsRef<[u8]>> Scorer<'_, B> {
             }
         ];
         let mut touched: Vec<u32> = Vec::new();
-        let mut seen = 0;
+        let mut complete = true;
+        let norm_base = K1 * (1.0 - B);
+        let norm_per_token = K1 * B / self.avgdl;
         // Each window starts at the lowest document some posting list has not passed yet.
         while let Some(base) = cursors
             .iter()
@@ -226,27 +255,51 @@ impl<B: AsRef<[u8]>> Scorer<'_, B> {
             .min()
         {
             let end = base.saturating_add(window as u32);
-            for ((postings, next), t) in cursors.iter_mut().zip(&self.terms) {
-                let count = t.counts && self.and_required.is_some();
-                while let Some((doc, tf)) = *next {
-                    if doc >= end {
-                        break;
+            // AND mode ranks full matches first whatever their score: no pruning there.
+            let essential = if self.and_required.is_some() || !self.prune {
+                self.terms.len()
+            } else {
+                let floor = floor.get();
+                (0..=self.terms.len())
+                    .find(|&i| bound_of_rest[i] < floor)
+                    .unwrap_or(self.terms.len())
+            };
+            let acc = Accumulators {
+                base,
+                end,
+                lens,
+                norm_base,
+                norm_per_token,
+            };
+            for (ti, ((postings, next), t)) in cursors.iter_mut().zip(&self.terms).enumerate() {
+                *next = if ti >= essential {
+                    let (next, skipped) =
+                        acc.add_to_seen(postings, *next, t.weight, &mut scores)?;
+                    if skipped {
+                        complete = false;
                     }
-                    let i = (doc - base) as usize;
-                    let dl = lens.get(doc as usize).ok_or_else(|| corrupt(doc))?.get() as f32;
-                    let tf = tf as f32;
-                    // Every contribution is positive (idf > 0, tf >= 1): zero means unseen.
-                    if scores[i] == 0.0 {
-                        touched.push(doc);
-                    }
-                    scores[i] +=
-                        t.idf * tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * dl / self.avgdl));
-                    if count {
-                        matched[i] = matched[i].saturating_add(1);
-                    }
-                    *next = postings.next().transpose()?;
-                }
+                    Ok(next)
+                } else if t.counts && self.and_required.is_some() {
+                    acc.score::<true>(
+                        postings,
+                        *next,
+                        t.weight,
+                        &mut scores,
+                        &mut matched,
+                        &mut touched,
+                    )
+                } else {
+                    acc.score::<false>(
+                        postings,
+                        *next,
+                        t.weight,
+                        &mut scores,
+                        &mut matched,
+                        &mut touched,
+                    )
+                }?;
             }
+            let floor = floor.get();
             for &doc in &touched {
                 let i = (doc - base) as usize;
                 let score = std::mem::take(&mut scores[i]);
@@ -254,6 +307,10 @@ impl<B: AsRef<[u8]>> Scorer<'_, B> {
                     Some(required) => std::mem::take(&mut matched[i]) >= required,
                     None => false,
                 };
+                if score < floor && self.and_required.is_none() {
+                    complete = false;
+                    continue;
+                }
                 if let Some(t) = self.topic {
                     // Entry rows are read only for the topic filter: every row read is a
                     // page fault in a fresh process.
@@ -262,12 +319,97 @@ impl<B: AsRef<[u8]>> Scorer<'_, B> {
                         continue;
                     }
                 }
-                seen += 1;
                 f(Candidate::new(score, doc, full));
             }
             touched.clear();
         }
-        Ok(seen)
+        match cursors.iter().find_map(|(postings, _)| postings.error()) {
+            Some(e) => Err(e),
+            None => Ok(complete),
+        }
+    }
+}
+
+/// One window's scoring loops, one per kind of term, each kept small so that its state
+/// stays in registers: they run once per posting.
+struct Accumulators<'a> {
+    base: u32,
+    end: u32,
+    lens: &'a [zerocopy::little_endian::U32],
+    norm_base: f32,
+    norm_per_token: f32,
+}
+
+impl Accumulators<'_> {
+    /// Adds a term's postings in `base..end` to the window; returns the first posting past it.
+    #[inline]
+    fn score<const COUNT: bool>(
+        &self,
+        postings: &mut Postings<'_>,
+        mut cur: Option<(u32, u32)>,
+        weight: f32,
+        scores: &mut [f32],
+        matched: &mut [u8],
+        touched: &mut Vec<u32>,
+    ) -> Result<Option<(u32, u32)>, FormatError> {
+        while let Some((doc, tf)) = cur {
+            if doc >= self.end {
+                break;
+            }
+            let i = (doc - self.base) as usize;
+            let dl = self
+                .lens
+                .get(doc as usize)
+                .ok_or_else(|| corrupt(doc))?
+                .get() as f32;
+            let tf = tf as f32;
+            let slot = &mut scores[i];
+            // Every contribution is positive (idf > 0, tf >= 1): zero means unseen.
+            if *slot == 0.0 {
+                touched.push(doc);
+            }
+            // BM25: idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)).
+            *slot += weight * tf / (tf + self.norm_base + self.norm_per_token * dl);
+            if COUNT {
+                matched[i] = matched[i].saturating_add(1);
+            }
+            cur = postings.step();
+        }
+        Ok(cur)
+    }
+
+    /// A pruned term: adds only to documents the window has seen, steps over the rest.
+    /// Also returns whether it stepped over any.
+    #[inline]
+    fn add_to_seen(
+        &self,
+        postings: &mut Postings<'_>,
+        mut cur: Option<(u32, u32)>,
+        weight: f32,
+        scores: &mut [f32],
+    ) -> Result<(Option<(u32, u32)>, bool), FormatError> {
+        let mut skipped = false;
+        while let Some((doc, tf)) = cur {
+            if doc >= self.end {
+                break;
+            }
+            let slot = &mut scores[(doc - self.base) as usize];
+            if *slot == 0.0 {
+                skipped = true;
+                #[cfg(test)]
+                tests::PRUNED.with(|p| p.set(p.get() + 1));
+            } else {
+                let dl = self
+                    .lens
+                    .get(doc as usize)
+                    .ok_or_else(|| corrupt(doc))?
+                    .get() as f32;
+                let tf = tf as f32;
+                *slot += weight * tf / (tf + self.norm_base + self.norm_per_token * dl);
+            }
+            cur = postings.step();
+        }
+        Ok((cur, skipped))
     }
 }
 
@@ -336,7 +478,7 @@ impl<'a> Recency<'a> {
         Ok(Candidate::new(c.score * factor, doc, c.full()))
     }
 
-    /// The best `k` candidates after the boost, best first, and how many matched.
+    /// The best `k` candidates after the boost.
     ///
     /// One scoring pass keeps the plain top `k` and, aside, every contender: a candidate
     /// whose score times the largest factor reaches the plain k-th best so far. The final
@@ -344,24 +486,35 @@ impl<'a> Recency<'a> {
     /// contenders are a superset of the answer; only they are boosted, at the end, once
     /// the threshold is known, so few entry rows are read (each is a page fault in a fresh
     /// hook process).
-    fn top<B: AsRef<[u8]>>(
-        &self,
-        scorer: &Scorer<'_, B>,
-        k: usize,
-    ) -> Result<(Vec<Candidate>, usize), FormatError> {
+    fn top<B: AsRef<[u8]>>(&self, scorer: &Scorer<'_, B>, k: usize) -> Result<Ranked, FormatError> {
         let mut plain = TopK::new(k);
+        let floor = Cell::new(0.0f32);
+        let mut count = 0usize;
         let Some(now) = self.now else {
-            let seen = scorer.each(&mut |c| plain.offer(c))?;
-            return Ok((plain.into_sorted(), seen));
+            let complete = scorer.each(&floor, &mut |c| {
+                count += 1;
+                plain.offer(c);
+                if let Some(kth) = plain.kth_score() {
+                    floor.set(kth);
+                }
+            })?;
+            return Ok(Ranked {
+                exhausted: complete && count <= k,
+                best: plain.into_sorted(),
+            });
         };
         if k > SMALL_K {
             // Deep result lists (the CLI's `--limit`): boost everything.
             let mut all = Vec::new();
-            let seen = scorer.each(&mut |c| all.push(c))?;
+            scorer.each(&floor, &mut |c| all.push(c))?;
+            let exhausted = all.len() <= k;
             for c in all {
                 plain.offer(self.boosted(c, now)?);
             }
-            return Ok((plain.into_sorted(), seen));
+            return Ok(Ranked {
+                exhausted,
+                best: plain.into_sorted(),
+            });
         }
         // The factor is at most `bound`, and rounding is monotonic, so a candidate whose
         // bound loses to the k-th best cannot win once boosted.
@@ -369,8 +522,14 @@ impl<'a> Recency<'a> {
         let raised = |c: Candidate| Candidate::new(c.score * bound, c.doc(), c.full());
         let mut contenders: Vec<Candidate> = Vec::new();
         let mut prune_at = 4 * k;
-        let seen = scorer.each(&mut |c| {
+        let complete = scorer.each(&floor, &mut |c| {
+            count += 1;
             plain.offer(c);
+            if let Some(kth) = plain.kth_score() {
+                // Below this, even the largest boost stays under the k-th best (the slack
+                // covers the division's rounding).
+                floor.set(kth / bound * (1.0 - 1e-5));
+            }
             if plain.beats(raised(c)) {
                 return;
             }
@@ -386,8 +545,19 @@ impl<'a> Recency<'a> {
                 best.offer(self.boosted(c, now)?);
             }
         }
-        Ok((best.into_sorted(), seen))
+        Ok(Ranked {
+            exhausted: complete && count <= k,
+            best: best.into_sorted(),
+        })
     }
+}
+
+/// The best candidates of one scoring pass.
+struct Ranked {
+    /// Best first.
+    best: Vec<Candidate>,
+    /// No document beyond `best` matched: looking deeper finds nothing new.
+    exhausted: bool,
 }
 
 /// Above this `k`, collecting everything and sorting beats the insertion buffer.
@@ -419,6 +589,15 @@ impl TopK {
 
     /// Whether the buffer is full and its k-th best is strictly better than `c` (a tie is
     /// `c` itself being the k-th best).
+    /// The k-th best score, once there are `k` candidates (small `k` only).
+    fn kth_score(&self) -> Option<f32> {
+        if self.k <= SMALL_K && self.best.len() == self.k {
+            self.best.last().map(|c| c.score)
+        } else {
+            None
+        }
+    }
+
     fn beats(&self, c: Candidate) -> bool {
         self.best.len() == self.k
             && self.k <= SMALL_K
@@ -615,7 +794,7 @@ mod tests {
                         ..SearchOptions::default()
                     };
                     let run = |w| -> Vec<(String, u32)> {
-                        search_windowed(&index, q, &opts, w)
+                        search_windowed(&index, q, &opts, w, true)
                             .unwrap()
                             .iter()
                             .map(|h| (h.entry.id.to_owned(), h.score.to_bits()))
@@ -629,5 +808,95 @@ mod tests {
                 }
             }
         }
+    }
+
+    thread_local! {
+        /// Postings stepped over by MaxScore, so a test can tell that pruning happened.
+        pub(super) static PRUNED: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// MaxScore pruning must never change a result. Word frequencies follow Zipf's law, as
+    /// in real text, so queries mix rare words (high bounds) with common ones (prunable).
+    #[test]
+    fn max_score_pruning_never_changes_results() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut rand = move |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let vocab: Vec<String> = (0..300).map(|i| format!("w{i}")).collect();
+        // Zipf: word i drawn with weight 1/(i+1), by inverse transform on the cumulative sum.
+        let cumulative: Vec<f64> = (0..vocab.len())
+            .scan(0.0, |acc, i| {
+                *acc += 1.0 / (i as f64 + 1.0);
+                Some(*acc)
+            })
+            .collect();
+        let total = *cumulative.last().unwrap();
+        let word = |rand: &mut dyn FnMut(usize) -> usize| {
+            let x = rand(1_000_000) as f64 / 1_000_000.0 * total;
+            &vocab[cumulative.partition_point(|&c| c < x).min(vocab.len() - 1)]
+        };
+        let entries: Vec<Entry> = (0..3000)
+            .map(|i| {
+                let len = 5 + rand(60);
+                let body: Vec<&str> = (0..len).map(|_| word(&mut rand).as_str()).collect();
+                Entry {
+                    id: format!("t{}/e{i:04}.md", i % 4),
+                    topic: format!("t{}", i % 4),
+                    title: format!("note {i}"),
+                    body: body.join(" "),
+                    date: (i % 5 != 0).then_some(1_700_000_000 - (i as i64 * 7919 % 900) * 86_400),
+                    ..Entry::default()
+                }
+            })
+            .collect();
+        let info = BuildInfo {
+            project: "p".into(),
+            commit: String::new(),
+            generation: 1,
+            build_time: 1_700_000_000,
+        };
+        let bytes = build(&entries, &info).unwrap();
+        let index = Index::open(&bytes[..]).unwrap();
+        PRUNED.with(|p| p.set(0));
+        for q in 0..300 {
+            let n_words = 2 + q % 5;
+            let query: Vec<String> = (0..n_words)
+                .map(|_| {
+                    // Half the query words rare, half drawn like the text.
+                    if rand(2) == 0 {
+                        vocab[100 + rand(200)].clone()
+                    } else {
+                        word(&mut rand).clone()
+                    }
+                })
+                .collect();
+            let query = query.join(" ");
+            let opts = SearchOptions {
+                limit: [1, 3, 10][q % 3],
+                mode: Mode::Or,
+                now: (q % 2 == 0).then_some(1_700_000_000),
+                recency_weight: [0.1, 0.5][q % 4 / 2],
+                per_topic_cap: (q % 7 == 0).then_some(1),
+                ..SearchOptions::default()
+            };
+            let run = |window, prune| -> Vec<(String, u32)> {
+                search_windowed(&index, &query, &opts, window, prune)
+                    .unwrap()
+                    .iter()
+                    .map(|h| (h.entry.id.to_owned(), h.score.to_bits()))
+                    .collect()
+            };
+            let reference = run(64, false);
+            assert_eq!(run(64, true), reference, "{query} {opts:?}");
+            assert_eq!(run(1024, true), reference, "{query} {opts:?}");
+        }
+        assert!(
+            PRUNED.with(|p| p.get()) > 1000,
+            "the queries should exercise pruning"
+        );
     }
 }

@@ -826,3 +826,75 @@ fn process_cwd_is_used_when_stdin_has_none() {
     let text = context(&f.hook("prompt", &input), "UserPromptSubmit");
     assert!(text.contains("kb:db/pool-exhaustion.md"), "{text}");
 }
+
+/// `helix` starts at a C `main` without std's start-up, so what that start-up gave is
+/// checked here through the real binary: a hook with closed standard descriptors or a
+/// reader that is gone still exits 0 and keeps its state file clean, a printing command
+/// into a closed pipe does not panic, and exit statuses and output survive.
+#[test]
+fn entry_point_keeps_what_std_start_up_guaranteed() {
+    let f = Fixture::new();
+    let fail = f.input(
+        "PostToolUseFailure",
+        json!({"tool_name": "Bash", "tool_input": {"command": "cargo build"},
+               "error": "Exit code 101\nerror: linking with `cc` failed: cannot find -lssl: No such file or directory"}),
+    );
+    std::fs::write(f.home.join("fail.json"), fail.to_string()).expect("write input");
+    // `sh -c SCRIPT` with the fixture's environment, `$0` the helix binary.
+    let sh = |script: &str| {
+        let base = f.command();
+        let mut cmd = Command::new("sh");
+        cmd.current_dir(&f.root);
+        for (k, v) in base.get_envs() {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
+        cmd.env("INPUT", f.home.join("fail.json"))
+            .args(["-c", script, HELIX])
+            .output()
+            .expect("run sh")
+    };
+    // Hook with stdout and stderr closed: exit 0, and the session's state file holds
+    // state, not the hook's JSON answer.
+    let out = sh(r#""$0" hook error < "$INPUT" >&- 2>&-; echo "status $?""#);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "status 0",
+        "{out:?}"
+    );
+    let state = std::fs::read_to_string(f.home.join("cache/helix/sessions/sess-1"))
+        .expect("session state written");
+    assert!(state.contains("failures=1"), "{state}");
+    assert!(!state.contains("hookSpecificOutput"), "{state}");
+    // A reader that is already gone: the hook still exits 0, quietly.
+    let out = sh(
+        r#"exec 3>&1; s=$( { "$0" hook error < "$INPUT"; echo $? >&3; } | (exec 0<&-) ); echo "$s""#,
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "0", "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).is_empty(), "{out:?}");
+    // A printing command into a closed pipe dies quietly like any Unix filter: no panic.
+    let out = sh(r#""$0" topics | (exec 0<&-); echo done"#);
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("panicked"),
+        "{out:?}"
+    );
+    // Errors exit 2 with a message; output without a final newline is not lost.
+    let out = f
+        .command()
+        .args(["read", "kb:nosuch.md"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("helix:"),
+        "{out:?}"
+    );
+    let out = f.command().args(["topics"]).output().expect("run");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("db"),
+        "{out:?}"
+    );
+}
