@@ -38,6 +38,22 @@ fn main() {
 }
 RS
 
+# The same program entered at a C main, skipping std's start-up as `helix` does: shows
+# how much of helix's lead over the floor comes from that alone.
+cat > "$WORK/floor-lean.rs" <<'RS'
+#![no_main]
+use std::io::{Read, Write};
+#[unsafe(no_mangle)]
+extern "C" fn main(_argc: i32, _argv: *const *const u8) -> i32 {
+    let mut input = Vec::new();
+    let _ = std::io::stdin().read_to_end(&mut input);
+    let path = std::env::args().nth(1).unwrap_or_default();
+    let f = std::fs::File::open(&path).map(|f| f.metadata().map(|m| m.len()).unwrap_or(0));
+    let _ = writeln!(std::io::stdout(), "{{\"read\":{},\"file\":{}}}", input.len(), f.unwrap_or(0));
+    0
+}
+RS
+
 # The driver: spawns each case in turn (interleaved), stdin from a file, stdout read to EOF.
 cat > "$WORK/driver.rs" <<'RS'
 use std::io::Read;
@@ -76,6 +92,7 @@ fn main() {
 }
 RS
 rustc -O -o "$WORK/floor" "$WORK/floor.rs"
+rustc -O -o "$WORK/floor-lean" "$WORK/floor-lean.rs"
 rustc -O -o "$WORK/driver" "$WORK/driver.rs"
 
 # A knowledge directory of exactly $1 entries: whole copies of the corpus's topic folders
@@ -116,6 +133,7 @@ for n in $SIZES; do
         "$repo" "$repo" > "$WORK/ambient-$n.json"
     {
         printf 'floor\t%s\t%s\t%s\n' "$WORK/prompt-$n.json" "$WORK/floor" "$index"
+        printf 'floor-lean\t%s\t%s\t%s\n' "$WORK/prompt-$n.json" "$WORK/floor-lean" "$index"
         # An unknown event: start-up, stdin read and exit only (no config, no index).
         printf 'startup\t%s\t%s\thook\tnoop\n' "$WORK/prompt-$n.json" "$HELIX"
         printf 'prompt\t%s\t%s\thook\tprompt\n' "$WORK/prompt-$n.json" "$HELIX"
