@@ -145,6 +145,14 @@ pub fn verify_signature(secret: &str, header: &str, body: &[u8]) -> bool {
     mac.verify_slice(&sig).is_ok()
 }
 
+/// Whether `given` is `secret`, compared in constant time (GitLab's `X-Gitlab-Token`).
+pub fn secret_matches(secret: &str, given: &[u8]) -> bool {
+    use subtle::ConstantTimeEq;
+    // Compare digests so that the time does not depend on the lengths either.
+    let digest = |b: &[u8]| Sha256::digest(b);
+    digest(secret.as_bytes()).ct_eq(&digest(given)).into()
+}
+
 /// `sha256=<hex>` for `body` under `secret`, as GitHub sends it.
 pub fn sign(secret: &str, body: &[u8]) -> String {
     let mut mac =
@@ -157,6 +165,14 @@ pub fn sign(secret: &str, body: &[u8]) -> String {
 mod tests {
     use super::*;
     use crate::config::{ProjectConfig, TokenConfig};
+
+    #[test]
+    fn gitlab_secret_must_match_exactly() {
+        assert!(secret_matches("hook-secret", b"hook-secret"));
+        for wrong in [&b""[..], b"hook-secre", b"hook-secret ", b"HOOK-SECRET"] {
+            assert!(!secret_matches("hook-secret", wrong), "{wrong:?}");
+        }
+    }
 
     fn cfg(tok: &str) -> Config {
         let mut c = Config::embedded_default();

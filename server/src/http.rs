@@ -457,22 +457,48 @@ async fn refresh(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, AppError> {
     let body = body.map_err(|e| body_error(e, WEBHOOK_BODY_LIMIT))?;
-    let p = if let Some(sig) = headers.get("x-hub-signature-256") {
-        let p = find_project(&state, &project)?;
-        let Some(secret) = &p.cfg.webhook_secret else {
-            return Err(AppError::unauthorized(format!(
+    let webhook_secret = |p: &Project| {
+        p.cfg.webhook_secret.clone().ok_or_else(|| {
+            AppError::unauthorized(format!(
                 "project {project:?} has no webhook secret configured"
-            )));
-        };
-        if !auth::verify_signature(secret, sig.to_str().unwrap_or(""), &body) {
+            ))
+        })
+    };
+    let (p, hook) = if let Some(sig) = headers.get("x-hub-signature-256") {
+        let p = find_project(&state, &project)?;
+        if !auth::verify_signature(&webhook_secret(&p)?, sig.to_str().unwrap_or(""), &body) {
             return Err(AppError::unauthorized(
                 "X-Hub-Signature-256 does not match the body under the project's webhook secret",
             ));
         }
-        p
+        (p, true)
+    } else if let Some(token) = headers.get("x-gitlab-token") {
+        // GitLab sends its "secret token" as is rather than signing the body.
+        let p = find_project(&state, &project)?;
+        if !auth::secret_matches(&webhook_secret(&p)?, token.as_bytes()) {
+            return Err(AppError::unauthorized(
+                "X-Gitlab-Token is not the project's webhook secret",
+            ));
+        }
+        (p, true)
     } else {
-        authorize(&state, &caller, &project, Scope::Write)?.1
+        (authorize(&state, &caller, &project, Scope::Write)?.1, false)
     };
+    // A push event names its branch (GitHub and GitLab: `"ref": "refs/heads/<branch>"`);
+    // pushes to other branches and tags change nothing here.
+    if hook && let Some(pushed) = pushed_ref(&body) {
+        let ours = format!("refs/heads/{}", p.cfg.branch);
+        if pushed != ours {
+            return Ok((
+                StatusCode::ACCEPTED,
+                Json(json!({
+                    "status": "ignored",
+                    "reason": format!("the push is to {pushed}; this project follows {ours}"),
+                })),
+            )
+                .into_response());
+        }
+    }
     let wait = query
         .ok()
         .and_then(|q| q.0.wait)
@@ -495,6 +521,17 @@ async fn refresh(
     .into_response())
 }
 
+/// The `ref` of a webhook's push payload; `None` for other events and bodies that are not
+/// JSON objects.
+fn pushed_ref(body: &[u8]) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Push {
+        #[serde(rename = "ref")]
+        pushed: Option<String>,
+    }
+    serde_json::from_slice::<Push>(body).ok()?.pushed
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -502,6 +539,23 @@ mod tests {
     use crate::config::{ProjectConfig, TokenConfig};
     use axum::extract::connect_info::MockConnectInfo;
     use tower::ServiceExt;
+
+    #[test]
+    fn pushed_ref_reads_push_payloads_only() {
+        assert_eq!(
+            pushed_ref(br#"{"ref":"refs/heads/main","after":"abc"}"#).as_deref(),
+            Some("refs/heads/main")
+        );
+        for other in [
+            &b"{}"[..],
+            br#"{"zen":"ping"}"#,
+            b"not json",
+            br#"{"ref":7}"#,
+            b"[]",
+        ] {
+            assert_eq!(pushed_ref(other), None, "{other:?}");
+        }
+    }
 
     async fn state(dir: &std::path::Path, anonymous: bool) -> AppState {
         let mut cfg = Config::embedded_default();

@@ -524,6 +524,54 @@ fn upstream_commit_becomes_new_artifact_after_refresh_with_etag_flow() {
     assert_eq!(r.status(), StatusCode::ACCEPTED);
     wait_status(&s, "kb", &tok, |v| v["commit"] == head3.as_str());
 
+    // GitLab sends the secret itself in X-Gitlab-Token; a wrong one is refused, a push to
+    // another branch is acknowledged and ignored, a push to the followed branch refreshes.
+    let head4 = up.commit(
+        "Alice Smith",
+        &[("ops/oncall.md", "# On call\n\nHand over on Mondays.\n")],
+        "oncall",
+    );
+    let gitlab = |token: &str, body: &[u8]| {
+        c.post(s.u("/v1/projects/kb/refresh"))
+            .header("X-Gitlab-Token", token)
+            .header("X-Gitlab-Event", "Push Hook")
+            .body(body.to_vec())
+            .send()
+            .expect("gitlab hook")
+    };
+    let r = gitlab("not-the-secret", body);
+    assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+    let v: Value = r.json().expect("json");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("X-Gitlab-Token"),
+        "{v}"
+    );
+    let r = gitlab(
+        "hook-secret",
+        br#"{"object_kind":"push","ref":"refs/heads/feature"}"#,
+    );
+    assert_eq!(r.status(), StatusCode::ACCEPTED);
+    let v: Value = r.json().expect("json");
+    assert_eq!(v["status"], "ignored", "{v}");
+    assert!(
+        v["reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("refs/heads/feature"),
+        "{v}"
+    );
+    let r = gitlab(
+        "hook-secret",
+        br#"{"object_kind":"push","ref":"refs/heads/main"}"#,
+    );
+    assert_eq!(r.status(), StatusCode::ACCEPTED);
+    let v: Value = r.json().expect("json");
+    assert_eq!(v["status"], "refreshing", "{v}");
+    wait_status(&s, "kb", &tok, |v| v["commit"] == head4.as_str());
+
     // Projects list and metrics.
     let v: Value = c
         .get(s.u("/v1/projects"))
@@ -533,7 +581,7 @@ fn upstream_commit_becomes_new_artifact_after_refresh_with_etag_flow() {
         .json()
         .expect("json");
     assert_eq!(v["projects"][0]["name"], "kb");
-    assert_eq!(v["projects"][0]["entries"], 5);
+    assert_eq!(v["projects"][0]["entries"], 6);
     let m = c
         .get(s.u("/metrics"))
         .send()
