@@ -224,42 +224,78 @@ pub fn add_token(
     if scopes.is_empty() {
         bail!("at least one scope (read, write) is needed");
     }
-    let mut table: toml::Table = toml::from_str(&text).context("config is not a TOML table")?;
-    let projects = table
+    // toml_edit keeps the operator's comments, order and formatting.
+    let mut doc: toml_edit::DocumentMut = text.parse().context("config is not a TOML document")?;
+    let projects = doc
         .get_mut("projects")
-        .and_then(|v| v.as_array_mut())
+        .and_then(toml_edit::Item::as_array_of_tables_mut)
         .context("config has no [[projects]]")?;
     let token = new_token();
-    for p in projects.iter_mut() {
-        let Some(t) = p.as_table_mut() else { continue };
-        if t.get("name").and_then(|n| n.as_str()) != Some(project) {
+    let mut entry = toml_edit::InlineTable::new();
+    entry.insert("name", name.into());
+    entry.insert("sha256", hash_token(&token).into());
+    entry.insert(
+        "scopes",
+        toml_edit::Value::Array(scopes.iter().map(|s| s.as_str()).collect()),
+    );
+    for t in projects.iter_mut() {
+        if t.get("name").and_then(toml_edit::Item::as_str) != Some(project) {
             continue;
         }
-        let tokens = t
-            .entry("tokens")
-            .or_insert_with(|| toml::Value::Array(Vec::new()));
-        let Some(arr) = tokens.as_array_mut() else {
-            bail!("project {project:?}: `tokens` is not an array");
-        };
-        let mut entry = toml::Table::new();
-        entry.insert("name".into(), toml::Value::String(name.to_string()));
-        entry.insert("sha256".into(), toml::Value::String(hash_token(&token)));
-        entry.insert(
-            "scopes".into(),
-            toml::Value::Array(
-                scopes
-                    .iter()
-                    .map(|s| toml::Value::String(s.as_str().to_string()))
-                    .collect(),
-            ),
-        );
-        arr.push(toml::Value::Table(entry));
+        match t.get_mut("tokens") {
+            None => {
+                let mut aot = toml_edit::ArrayOfTables::new();
+                aot.push(entry.clone().into_table());
+                t.insert("tokens", toml_edit::Item::ArrayOfTables(aot));
+            }
+            Some(toml_edit::Item::ArrayOfTables(aot)) => aot.push(entry.clone().into_table()),
+            Some(toml_edit::Item::Value(toml_edit::Value::Array(arr))) => {
+                arr.push(entry.clone());
+            }
+            Some(_) => bail!("project {project:?}: `tokens` is not an array"),
+        }
     }
-    let out = toml::to_string(&table).context("cannot serialize config")?;
+    let out = doc.to_string();
     Config::parse(&out, "updated config")?;
-    crate::fsutil::write_atomic(path, out.as_bytes())
+    write_like(path, out.as_bytes())
         .with_context(|| format!("cannot write config {}", path.display()))?;
     Ok(token)
+}
+
+/// Replaces `path` atomically, keeping its permissions and (when allowed) its owner: the
+/// config holds token hashes and webhook secrets, and a root-run `token add` must not hand
+/// a service user's file to root.
+fn write_like(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(path)?;
+    let dir = path.parent().unwrap_or_else(|| Path::new("."));
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".tmp-")
+        .suffix(".part")
+        .tempfile_in(dir)?;
+    std::io::Write::write_all(&mut tmp, bytes)?;
+    tmp.as_file().set_permissions(meta.permissions())?;
+    let made = tmp.as_file().metadata()?;
+    if (made.uid(), made.gid()) != (meta.uid(), meta.gid()) {
+        std::os::unix::fs::fchown(tmp.as_file(), Some(meta.uid()), Some(meta.gid())).map_err(
+            |e| {
+                std::io::Error::new(
+                    e.kind(),
+                    format!(
+                        "cannot give the new file the old one's owner {}:{} ({e}); run as that user or root",
+                        meta.uid(),
+                        meta.gid()
+                    ),
+                )
+            },
+        )?;
+    }
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -294,5 +330,53 @@ mod tests {
         let cfg = Config::load(&path).expect("reload");
         assert_eq!(cfg.projects[0].tokens[0].name, "alice");
         assert!(add_token(&path, "nope", "bob", &[Scope::Read]).is_err());
+    }
+
+    /// The operator's file stays theirs: comments, order, other projects' inline token
+    /// arrays and the file mode survive, and the new token lands in the right project.
+    #[test]
+    fn token_add_keeps_comments_layout_and_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("c.toml");
+        let original = format!(
+            "# helix-server config: ask ops before editing\nlisten = \"127.0.0.1:7700\"\n\n[[projects]]\nname = \"a\"  # the backend team\ntokens = [{{ name = \"ci\", sha256 = \"{}\", scopes = [\"read\"] }}]\n\n[[projects]]\n# no tokens yet\nname = \"b\"\n",
+            hash_token("ci-token")
+        );
+        std::fs::write(&path, original).expect("write");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).expect("chmod");
+        let ta = add_token(&path, "a", "alice", &[Scope::Read, Scope::Write]).expect("add a");
+        let tb = add_token(&path, "b", "bob", &[Scope::Read]).expect("add b");
+        let text = std::fs::read_to_string(&path).expect("read");
+        for kept in [
+            "# helix-server config: ask ops before editing",
+            "# the backend team",
+            "# no tokens yet",
+            "listen = \"127.0.0.1:7700\"",
+        ] {
+            assert!(text.contains(kept), "{kept:?} lost:\n{text}");
+        }
+        assert!(
+            text.find("name = \"a\"") < text.find("name = \"b\""),
+            "{text}"
+        );
+        let mode = std::fs::metadata(&path).expect("stat").permissions().mode() & 0o777;
+        assert_eq!(mode, 0o640);
+        let cfg = Config::load(&path).expect("reload");
+        let names = |p: usize| -> Vec<&str> {
+            cfg.projects[p]
+                .tokens
+                .iter()
+                .map(|t| t.name.as_str())
+                .collect()
+        };
+        assert_eq!(names(0), ["ci", "alice"]);
+        assert_eq!(names(1), ["bob"]);
+        assert_eq!(cfg.projects[0].tokens[1].sha256, hash_token(&ta));
+        assert_eq!(cfg.projects[1].tokens[0].sha256, hash_token(&tb));
+        assert_eq!(
+            cfg.projects[0].tokens[1].scopes,
+            [Scope::Read, Scope::Write]
+        );
     }
 }
