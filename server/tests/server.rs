@@ -2,7 +2,6 @@
 //! repositories made here with the `git` program (several authors and commits).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -199,15 +198,7 @@ impl Drop for Server {
 }
 
 fn read_listen_line(child: &mut Child) -> String {
-    let stdout = child.stdout.take().expect("stdout piped");
-    let mut line = String::new();
-    BufReader::new(stdout)
-        .read_line(&mut line)
-        .expect("read stdout");
-    line.trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .to_string()
+    helix_test_support::listen_url(child, Duration::from_secs(60), "helix-server")
 }
 
 fn client() -> Client {

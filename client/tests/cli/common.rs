@@ -2,7 +2,6 @@
 //! knowledge dirs, built artifacts, and the real `helix-server` on a loopback port.
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use tempfile::TempDir;
@@ -344,16 +343,11 @@ impl Server {
             .stderr(Stdio::inherit())
             .spawn()
             .expect("spawn helix-server");
-        let stdout = child.stdout.take().expect("piped stdout");
-        let mut line = String::new();
-        BufReader::new(stdout)
-            .read_line(&mut line)
-            .expect("read server stdout");
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected server output: {line:?}"))
-            .to_string();
+        let url = helix_test_support::listen_url(
+            &mut child,
+            std::time::Duration::from_secs(60),
+            "helix-server",
+        );
         let auth = tokens
             .iter()
             .zip(&plain)
@@ -438,7 +432,7 @@ pub fn http_get(base: &str, path: &str) -> Option<(u16, Vec<u8>)> {
     http_request(base, "GET", path, b"", None)
 }
 
-/// A minimal HTTP/1.1 request over std TCP (connection: close).
+/// A raw HTTP/1.1 request (no client library needed): status and body.
 pub fn http_request(
     base: &str,
     method: &str,
@@ -446,49 +440,12 @@ pub fn http_request(
     body: &[u8],
     bearer: Option<&str>,
 ) -> Option<(u16, Vec<u8>)> {
-    use std::io::{Read, Write};
-    let host = base.trim_start_matches("http://").trim_end_matches('/');
-    let mut s = std::net::TcpStream::connect(host).ok()?;
-    s.set_read_timeout(Some(std::time::Duration::from_secs(30)))
-        .ok()?;
-    let auth = bearer
-        .map(|t| format!("Authorization: Bearer {t}\r\n"))
-        .unwrap_or_default();
-    let head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-        body.len()
-    );
-    s.write_all(head.as_bytes()).ok()?;
-    s.write_all(body).ok()?;
-    let mut buf = Vec::new();
-    s.read_to_end(&mut buf).ok()?;
-    let end = buf.windows(4).position(|w| w == b"\r\n\r\n")?;
-    let head = String::from_utf8_lossy(&buf[..end]).to_string();
-    let code = head.split_whitespace().nth(1)?.parse().ok()?;
-    let mut body = buf[end + 4..].to_vec();
-    if head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        body = dechunk(&body);
-    }
-    Some((code, body))
-}
-
-fn dechunk(mut b: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    while let Some(eol) = b.windows(2).position(|w| w == b"\r\n") {
-        let size =
-            usize::from_str_radix(String::from_utf8_lossy(&b[..eol]).trim(), 16).unwrap_or(0);
-        if size == 0 {
-            break;
-        }
-        let start = eol + 2;
-        if b.len() < start + size {
-            break;
-        }
-        out.extend_from_slice(&b[start..start + size]);
-        b = &b[(start + size + 2).min(b.len())..];
-    }
-    out
+    helix_test_support::http_request(
+        base,
+        method,
+        path,
+        body,
+        bearer,
+        std::time::Duration::from_secs(30),
+    )
 }

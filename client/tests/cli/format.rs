@@ -520,21 +520,32 @@ fn network_commands_without_helix_net_say_what_is_missing() {
     let dir = tempfile::tempdir().unwrap();
     let lone = dir.path().join("helix");
     std::fs::copy(super::common::HELIX, &lone).unwrap();
-    let out = std::process::Command::new(&lone)
-        .arg("sync")
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
+    // A process forked by a parallel test while the copy's file was still open for
+    // writing holds that descriptor until it execs: running the copy can fail with
+    // ETXTBSY for that moment. Retry it.
+    let run = |arg: &str| {
+        for _ in 0..100 {
+            match std::process::Command::new(&lone)
+                .arg(arg)
+                .current_dir(dir.path())
+                .output()
+            {
+                Err(e) if e.raw_os_error() == Some(26) => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                other => return other.expect("run the lone helix"),
+            }
+        }
+        panic!("{} stayed busy (ETXTBSY)", lone.display());
+    };
+    let out = run("sync");
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("helix-net") && err.contains("cargo install --path client"),
         "{err}"
     );
-    let out = std::process::Command::new(&lone)
-        .arg("--version")
-        .output()
-        .unwrap();
+    let out = run("--version");
     assert!(
         String::from_utf8_lossy(&out.stdout).starts_with("helix "),
         "{out:?}"

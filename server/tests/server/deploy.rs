@@ -2,7 +2,6 @@
 //! and the Dockerfile, compose file, systemd unit and Kubernetes manifests hold together.
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -127,15 +126,11 @@ fn start_with(args: &[String], config: &Path, data: &Path) -> Running {
         .stderr(Stdio::inherit())
         .spawn()
         .expect("helix-server starts");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout piped"))
-        .read_line(&mut line)
-        .expect("read stdout");
-    let url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("server with {mapped:?} did not start: {line:?}"))
-        .to_string();
+    let url = helix_test_support::listen_url(
+        &mut child,
+        Duration::from_secs(60),
+        &format!("helix-server {mapped:?}"),
+    );
     Running { child, url }
 }
 

@@ -2,7 +2,7 @@
 //! `helix-server` on a loopback port and isolated developer machines running `helix`.
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Output, Stdio};
 use std::sync::OnceLock;
@@ -362,21 +362,7 @@ impl Server {
             .stderr(Stdio::inherit())
             .spawn()
             .expect("spawn helix-server");
-        let stdout = child.stdout.take().expect("piped stdout");
-        let (tx, rx) = channel();
-        std::thread::spawn(move || {
-            let mut line = String::new();
-            let _ = BufReader::new(stdout).read_line(&mut line);
-            let _ = tx.send(line);
-        });
-        let line = rx
-            .recv_timeout(WAIT)
-            .expect("helix-server printed its address");
-        let url = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected helix-server stdout: {line:?}"))
-            .to_string();
+        let url = helix_test_support::listen_url(&mut child, WAIT, "helix-server");
         Server {
             url,
             child: Some(child),
@@ -457,44 +443,7 @@ pub fn http_request(
     body: &[u8],
     bearer: Option<&str>,
 ) -> Option<(u16, Vec<u8>)> {
-    let host = base.trim_start_matches("http://").trim_end_matches('/');
-    let mut s = std::net::TcpStream::connect(host).ok()?;
-    s.set_read_timeout(Some(WAIT)).ok()?;
-    let auth = bearer
-        .map(|t| format!("Authorization: Bearer {t}\r\n"))
-        .unwrap_or_default();
-    let head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n{auth}\
-         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-        body.len()
-    );
-    s.write_all(head.as_bytes()).ok()?;
-    s.write_all(body).ok()?;
-    let mut buf = Vec::new();
-    s.read_to_end(&mut buf).ok()?;
-    let end = buf.windows(4).position(|w| w == b"\r\n\r\n")?;
-    let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
-    let code = head.split_whitespace().nth(1)?.parse().ok()?;
-    let mut body = buf[end + 4..].to_vec();
-    if head.contains("transfer-encoding: chunked") {
-        body = dechunk(&body);
-    }
-    Some((code, body))
-}
-
-fn dechunk(mut b: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    while let Some(eol) = b.windows(2).position(|w| w == b"\r\n") {
-        let size =
-            usize::from_str_radix(String::from_utf8_lossy(&b[..eol]).trim(), 16).unwrap_or(0);
-        let start = eol + 2;
-        if size == 0 || b.len() < start + size {
-            break;
-        }
-        out.extend_from_slice(&b[start..start + size]);
-        b = &b[(start + size + 2).min(b.len())..];
-    }
-    out
+    helix_test_support::http_request(base, method, path, body, bearer, WAIT)
 }
 
 /// One developer machine: its own HOME and XDG config/cache/data directories, and a code
