@@ -35,9 +35,12 @@ fn main() {
         if pattern.is_empty() || pattern.starts_with('#') {
             continue;
         }
-        // A linker-script token ends at whitespace or a parenthesis; such a line is not a
-        // symbol pattern.
-        if pattern.contains(|c: char| c.is_whitespace() || "()\"".contains(c)) {
+        // Mangled names (legacy and v0) use only these; anything else (a space, a
+        // parenthesis, a comment opener) could change the linker script's meaning.
+        if !pattern
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_$.*".contains(c))
+        {
             println!("cargo:warning=hot-text.txt: skipped malformed line {pattern:?}");
             continue;
         }
