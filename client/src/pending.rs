@@ -67,31 +67,20 @@ pub fn validate(new: &NewEntry) -> Result<()> {
     Ok(())
 }
 
-fn yaml_str(s: &str) -> String {
-    // A JSON string is a valid YAML double-quoted scalar.
-    serde_json::to_string(s).expect("serialising a str cannot fail")
-}
-
-fn yaml_list(items: &[String]) -> String {
-    let parts: Vec<String> = items.iter().map(|s| yaml_str(s)).collect();
-    format!("[{}]", parts.join(", "))
-}
-
-/// Markdown with YAML front matter for a new entry.
+/// Markdown with YAML front matter for a new entry, written by the same code as every
+/// other entry file (`render_entry`), so it parses back the same.
 pub fn render(new: &NewEntry) -> String {
-    let mut out = String::from("---\n");
-    out.push_str(&format!("title: {}\n", yaml_str(new.title.trim())));
-    out.push_str(&format!("topic: {}\n", yaml_str(new.topic.trim())));
-    if !new.tags.is_empty() {
-        out.push_str(&format!("tags: {}\n", yaml_list(&new.tags)));
-    }
-    if !new.sources.is_empty() {
-        out.push_str(&format!("sources: {}\n", yaml_list(&new.sources)));
-    }
-    out.push_str("---\n\n");
-    out.push_str(new.body.trim_end());
-    out.push('\n');
-    out
+    helix_index_format::render_entry(&Entry {
+        // Only decides whether `topic:` is written: always, unless the topic is the
+        // pending folder's own name, which the path then gives back.
+        id: "pending/entry.md".into(),
+        topic: new.topic.trim().to_string(),
+        title: new.title.trim().to_string(),
+        tags: new.tags.clone(),
+        sources: new.sources.clone(),
+        body: format!("\n{}\n", new.body.trim_end()),
+        ..Default::default()
+    })
 }
 
 fn new_key() -> String {
@@ -419,6 +408,26 @@ mod tests {
             "cargo-build-fails-on-etc"
         );
         assert_eq!(slugify("!!!"), "entry");
+    }
+
+    #[test]
+    fn pending_files_parse_back_to_what_was_stored() {
+        for topic in ["build", "pending"] {
+            let new = NewEntry {
+                topic: topic.into(),
+                title: "Linker: \"cannot find -lssl\" # on CI".into(),
+                body: "Install `libssl-dev`.\n\n---\nNot front matter.\n".into(),
+                tags: vec!["linker".into(), "ci: fresh".into()],
+                sources: vec!["build.rs".into()],
+                project: Some("kb".into()),
+            };
+            let back = parse_pending("k1", &render(&new), "kb").expect("parses");
+            assert_eq!(back.topic, new.topic);
+            assert_eq!(back.title, new.title);
+            assert_eq!(back.body, new.body.trim());
+            assert_eq!(back.tags, new.tags);
+            assert_eq!(back.sources, new.sources);
+        }
     }
 
     #[test]
