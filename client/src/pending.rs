@@ -59,11 +59,6 @@ pub fn validate(new: &NewEntry) -> Result<()> {
     };
     helix_index_format::validate_new_entry(&shared)
         .map_err(|e| anyhow::anyhow!("invalid entry: {e}"))?;
-    // The topic becomes a directory name here too (local mode writes files directly).
-    let topic = new.topic.as_str();
-    if topic.is_empty() || topic.contains(['/', '\\']) || topic.starts_with('.') {
-        bail!("invalid entry: topic `{topic}` must be one folder name");
-    }
     Ok(())
 }
 
@@ -444,5 +439,13 @@ mod tests {
         assert!(validate(&n).is_err());
         n.sources = vec!["src/x.rs".into()];
         assert!(validate(&n).is_ok());
+        // Nested topics are folders within folders, as on the server.
+        n.topic = "backend/db".into();
+        assert!(validate(&n).is_ok());
+        assert_eq!(entry_id(&n), "backend/db/t.md");
+        for bad in ["backend/../etc", "/abs", "a\\b", ".hidden"] {
+            n.topic = bad.into();
+            assert!(validate(&n).is_err(), "{bad}");
+        }
     }
 }

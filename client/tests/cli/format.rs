@@ -266,6 +266,25 @@ fn local_mode_sync_compiles_the_directory_and_store_writes_into_it() {
     assert!(c.root.join("kb/ci/arm-runner-is-slow.md").exists());
     let hits = c.search("arm runner timeout");
     assert_eq!(hits[0]["id"], "ci/arm-runner-is-slow.md");
+    // A nested topic is a folder within a folder, and keeps its whole name.
+    let r = c.store(
+        "ci/runners",
+        "Runner disk fills up",
+        "Prune the docker cache on the runner weekly.",
+    );
+    assert!(
+        r.stdout.contains("kb:ci/runners/runner-disk-fills-up.md"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        c.root
+            .join("kb/ci/runners/runner-disk-fills-up.md")
+            .exists()
+    );
+    let hits = c.search("runner disk docker cache");
+    assert_eq!(hits[0]["id"], "ci/runners/runner-disk-fills-up.md");
+    assert_eq!(hits[0]["topic"], "ci/runners");
 
     let topics = c.run(&["topics", "--json"]).ok().json();
     let names: Vec<&str> = topics["topics"]
@@ -274,7 +293,7 @@ fn local_mode_sync_compiles_the_directory_and_store_writes_into_it() {
         .iter()
         .map(|t| t["topic"].as_str().unwrap())
         .collect();
-    assert_eq!(names, vec!["build", "ci", "db", "git"]);
+    assert_eq!(names, vec!["build", "ci", "ci/runners", "db", "git"]);
     let brief = c.run(&["brief", "git"]).ok();
     assert!(
         brief
