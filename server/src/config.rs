@@ -37,7 +37,7 @@ pub struct Config {
 }
 
 /// One project.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProjectConfig {
     pub name: String,
@@ -61,7 +61,7 @@ pub struct ProjectConfig {
 }
 
 /// A token, stored only as the sha256 of its plaintext.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TokenConfig {
     /// Who holds it; becomes the git author of their writes.

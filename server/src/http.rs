@@ -41,7 +41,11 @@ pub struct AppState(Arc<Inner>);
 
 #[derive(Debug)]
 pub struct Inner {
+    /// The configuration the server started with (listen address, limits, projects).
     pub config: Config,
+    /// Where credentials come from: tokens, webhook secrets, `anonymous_loopback`. Starts as
+    /// `config`; a reload (SIGHUP) replaces it without a restart.
+    access: std::sync::RwLock<Arc<Config>>,
     pub projects: BTreeMap<String, Arc<Project>>,
     pub metrics: Arc<Metrics>,
 }
@@ -69,12 +73,64 @@ impl AppState {
                 projects.insert(p.name.clone(), project);
             }
             Ok(AppState(Arc::new(Inner {
+                access: std::sync::RwLock::new(Arc::new(config.clone())),
                 config,
                 projects,
                 metrics,
             })))
         })
         .await?
+    }
+
+    /// The credentials in force: the start-up config's, or the last reload's.
+    pub fn access(&self) -> Arc<Config> {
+        self.access
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Takes tokens, webhook secrets and `anonymous_loopback` from `new` at once (a token
+    /// added or revoked in the file works, or stops working, without a restart). Other
+    /// changes need a restart; they are returned as warnings, one per project or setting.
+    pub fn reload(&self, new: Config) -> Vec<String> {
+        let mut warnings = Vec::new();
+        let old = &self.config;
+        for p in &new.projects {
+            match old.project(&p.name) {
+                None => warnings.push(format!(
+                    "project {:?} is new: it is served after a restart",
+                    p.name
+                )),
+                Some(o) => {
+                    let mut same = o.clone();
+                    same.tokens = p.tokens.clone();
+                    same.webhook_secret = p.webhook_secret.clone();
+                    if &same != p {
+                        warnings.push(format!(
+                            "project {:?}: changes other than tokens and webhook_secret apply after a restart",
+                            p.name
+                        ));
+                    }
+                }
+            }
+        }
+        for o in &old.projects {
+            if new.project(&o.name).is_none() {
+                warnings.push(format!(
+                    "project {:?} was removed: its tokens are revoked now, it is still served until a restart",
+                    o.name
+                ));
+            }
+        }
+        if new.max_body_bytes != old.max_body_bytes
+            || new.request_timeout_secs != old.request_timeout_secs
+            || new.keep_artifacts != old.keep_artifacts
+        {
+            warnings.push("limits and keep_artifacts apply after a restart".into());
+        }
+        *self.access.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(new);
+        warnings
     }
 
     /// Lets every worker finish its queued jobs, then stops it.
@@ -183,7 +239,7 @@ impl<S: Send + Sync> FromRequestParts<S> for Caller {
 }
 
 fn authenticate(state: &AppState, caller: &Caller) -> Result<Principal, AppError> {
-    auth::authenticate(&state.config, caller.authorization.as_deref(), caller.loopback).map_err(
+    auth::authenticate(&state.access(), caller.authorization.as_deref(), caller.loopback).map_err(
         |f| match f {
             AuthFailure::Missing => AppError::unauthorized(
                 "missing token: send `Authorization: Bearer <token>` (create one with `helix-server token add`)",
@@ -457,8 +513,12 @@ async fn refresh(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, AppError> {
     let body = body.map_err(|e| body_error(e, WEBHOOK_BODY_LIMIT))?;
+    let access = state.access();
     let webhook_secret = |p: &Project| {
-        p.cfg.webhook_secret.clone().ok_or_else(|| {
+        let secret = access
+            .project(&p.cfg.name)
+            .and_then(|c| c.webhook_secret.clone());
+        secret.ok_or_else(|| {
             AppError::unauthorized(format!(
                 "project {project:?} has no webhook secret configured"
             ))
@@ -592,6 +652,42 @@ mod tests {
             },
         ];
         AppState::start(cfg).await.expect("state")
+    }
+
+    /// A reload puts new tokens in force at once and says which other changes wait for a
+    /// restart.
+    #[tokio::test]
+    async fn reload_swaps_credentials_and_warns_about_the_rest() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let s = state(dir.path(), false).await;
+        let app = app(s.clone());
+        let status = |tok: &'static str| {
+            let app = app.clone();
+            async move {
+                call(app, req("GET", "/v1/projects/b/status", Some(tok), ""))
+                    .await
+                    .0
+            }
+        };
+        assert_eq!(status("tok-b").await, StatusCode::OK);
+        assert_eq!(status("tok-b2").await, StatusCode::UNAUTHORIZED);
+        let mut new = s.config.clone();
+        new.projects[1].tokens[0].sha256 = hash_token("tok-b2");
+        new.projects[0].branch = "trunk".into();
+        new.projects.push(ProjectConfig {
+            name: "c".into(),
+            ..new.projects[1].clone()
+        });
+        let warnings = s.reload(new);
+        assert_eq!(status("tok-b").await, StatusCode::UNAUTHORIZED);
+        assert_eq!(status("tok-b2").await, StatusCode::OK);
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(
+            warnings[0].contains("\"a\"") && warnings[0].contains("restart"),
+            "{warnings:?}"
+        );
+        assert!(warnings[1].contains("\"c\" is new"), "{warnings:?}");
+        s.shutdown().await;
     }
 
     async fn call(app: Router, req: Request) -> (StatusCode, HeaderMap, Vec<u8>) {

@@ -18,14 +18,46 @@ pub use config::Config;
 pub use error::AppError;
 pub use http::{AppState, app};
 
+/// Reads the configuration file again, for a reload.
+pub type Reload = Box<dyn Fn() -> anyhow::Result<Config> + Send + Sync + 'static>;
+
 /// Serves `config` on `listener` until `shutdown` resolves, then lets in-flight requests
-/// (and the writes they wait for) finish and stops the project workers.
+/// (and the writes they wait for) finish and stops the project workers. With `reload`, a
+/// SIGHUP reads the configuration again and puts its tokens and webhook secrets in force
+/// (see [`AppState::reload`]).
 pub async fn serve(
     config: Config,
     listener: tokio::net::TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
+    reload: Option<Reload>,
 ) -> anyhow::Result<()> {
+    // Before the projects load, so that an early SIGHUP is not fatal.
+    let hangups = match reload {
+        Some(r) => Some((hangup_signal()?, r)),
+        None => None,
+    };
     let state = AppState::start(config).await?;
+    if let Some((mut hangups, reload)) = hangups {
+        let state = state.clone();
+        tokio::spawn(async move {
+            while hangups.recv().await.is_some() {
+                match reload() {
+                    Ok(cfg) => {
+                        let warnings = state.reload(cfg);
+                        tracing::info!(
+                            "configuration reloaded: its tokens and webhook secrets are in force"
+                        );
+                        for w in warnings {
+                            tracing::warn!("{w}");
+                        }
+                    }
+                    Err(e) => tracing::error!(
+                        "configuration reload failed, the previous one stays in force: {e:#}"
+                    ),
+                }
+            }
+        });
+    }
     let router = app(state.clone());
     axum::serve(
         listener,
@@ -36,6 +68,27 @@ pub async fn serve(
     tracing::info!("stopped accepting requests; finishing queued work");
     state.shutdown().await;
     Ok(())
+}
+
+#[cfg(unix)]
+fn hangup_signal() -> std::io::Result<tokio::signal::unix::Signal> {
+    tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+}
+
+/// No SIGHUP here: a stream that never yields.
+#[cfg(not(unix))]
+fn hangup_signal() -> std::io::Result<NoHangups> {
+    Ok(NoHangups)
+}
+
+#[cfg(not(unix))]
+struct NoHangups;
+
+#[cfg(not(unix))]
+impl NoHangups {
+    async fn recv(&mut self) -> Option<()> {
+        std::future::pending().await
+    }
 }
 
 /// Installs SIGINT/SIGTERM handlers now (so a signal that arrives during start-up is not

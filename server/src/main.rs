@@ -127,6 +127,7 @@ fn serve(
     if let Some(d) = data_dir {
         cfg.data_dir = d;
     }
+    let (listen_now, data_now) = (cfg.listen, cfg.data_dir.clone());
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -146,6 +147,15 @@ fn serve(
             tracing::info!(projects = cfg.projects.len(), "listening on http://{addr}");
         }
         println!("listening on http://{addr}");
-        helix_server::serve(cfg, listener, shutdown).await
+        // SIGHUP reads the file again (tokens, webhook secrets), with the same overrides.
+        let reload: Option<helix_server::Reload> = path.map(|p| {
+            Box::new(move || {
+                let mut c = Config::load(&p)?;
+                c.listen = listen_now;
+                c.data_dir = data_now.clone();
+                Ok(c)
+            }) as helix_server::Reload
+        });
+        helix_server::serve(cfg, listener, shutdown, reload).await
     })
 }

@@ -1409,3 +1409,92 @@ fn restart_serves_last_good_artifact_while_upstream_is_gone_and_polling_resumes(
     assert!(st["last_fetch"]["error"].is_null(), "{st}");
     assert_eq!(st["entries"], 4);
 }
+
+/// SIGHUP reads the config again: a token added with `token add` works and a token removed
+/// from the file stops working, without a restart; a broken file keeps the previous
+/// credentials in force and the server running.
+#[test]
+fn sighup_puts_added_and_revoked_tokens_in_force_without_a_restart() {
+    let mut fx = Fixture::new();
+    fx.configure(&[("kb", None)], None);
+    let mut s = Server::start(&fx.config, &fx.data);
+    let c = client();
+    let status = |tok: &str| {
+        c.get(s.u("/v1/projects/kb/status"))
+            .bearer_auth(tok)
+            .send()
+            .expect("status")
+            .status()
+    };
+    let carol = {
+        let out = Command::new(env!("CARGO_BIN_EXE_helix-server"))
+            .arg("--config")
+            .arg(&fx.config)
+            .args([
+                "token",
+                "add",
+                "--project",
+                "kb",
+                "--name",
+                "carol",
+                "--scope",
+                "read",
+            ])
+            .output()
+            .expect("token add");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout)
+            .expect("utf8")
+            .trim()
+            .to_string()
+    };
+    // Revoke bob by deleting his entry from the file.
+    let text = std::fs::read_to_string(&fx.config).expect("read config");
+    let kept: Vec<&str> = text
+        .split("[[projects.tokens]]")
+        .filter(|block| !block.contains("name = \"bob\""))
+        .collect();
+    assert_eq!(kept.len(), text.split("[[projects.tokens]]").count() - 1);
+    std::fs::write(&fx.config, kept.join("[[projects.tokens]]")).expect("write config");
+    assert_eq!(
+        status(&carol),
+        StatusCode::UNAUTHORIZED,
+        "not before the reload"
+    );
+    assert_eq!(status(fx.tok("kb/bob")), StatusCode::OK);
+
+    let hup = |s: &Server| {
+        let st = Command::new("kill")
+            .args(["-HUP", &s.child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(st.success());
+    };
+    hup(&s);
+    let start = Instant::now();
+    while status(&carol) != StatusCode::OK {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "carol's token never took effect"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(status(fx.tok("kb/bob")), StatusCode::UNAUTHORIZED);
+    assert_eq!(status(fx.tok("kb/alice")), StatusCode::OK);
+
+    // A broken file: the previous credentials stay, and so does the server.
+    std::fs::write(&fx.config, "[[projects]\nname = ").expect("write broken config");
+    hup(&s);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(status(&carol), StatusCode::OK);
+    assert_eq!(status(fx.tok("kb/bob")), StatusCode::UNAUTHORIZED);
+    assert!(
+        s.child.try_wait().expect("try_wait").is_none(),
+        "server exited"
+    );
+    s.kill9();
+}
