@@ -60,7 +60,78 @@ pub fn open_index(path: &Path) -> anyhow::Result<Option<Index<Mmap>>> {
     Ok(Some(index))
 }
 
+/// Pages in, when they are not in memory, the parts of `index` that searches read, without
+/// waiting for them: the whole artifact when it is small (up to 32 MiB, about 20k entries,
+/// snippet bodies included), else the dictionary, postings, lengths and entry rows. After a
+/// reboot or memory pressure the first search of a session would otherwise wait for the
+/// disk, fault by fault (measured: 30 ms at 100k entries, 14 ms with this).
+pub fn prefetch_search_ranges(index: &Index<Mmap>) {
+    const PAGE: usize = 4096;
+    const SMALL: usize = 32 << 20;
+    // The kernel reads at most one read-ahead window (often 128 KiB to 8 MiB) per request.
+    const CHUNK: usize = 1 << 20;
+    let map: &Mmap = index.backing();
+    let ranges = index.search_ranges();
+    let whole = |r: &std::ops::Range<usize>| {
+        let start = r.start / PAGE * PAGE;
+        start..r.end.min(map.len())
+    };
+    // One page per range tells whether the artifact is in memory (cheap: a syscall each).
+    if ranges
+        .iter()
+        .map(whole)
+        .all(|r| r.is_empty() || middle_page_resident(map, r.start, r.len()))
+    {
+        return;
+    }
+    let wanted: Vec<std::ops::Range<usize>> = if map.len() <= SMALL {
+        std::iter::once(0..map.len()).collect()
+    } else {
+        ranges.iter().map(whole).collect()
+    };
+    for r in wanted {
+        for at in r.clone().step_by(CHUNK) {
+            // Asynchronous read-ahead; an error only means no prefetch.
+            let _ = map.advise_range(memmap2::Advice::WillNeed, at, CHUNK.min(r.end - at));
+        }
+    }
+}
+
+/// Whether the middle page of `start..start + len` of `map` is in the page cache. After an
+/// eviction it almost surely is not; while it is, asking for the range anyway would cost
+/// more (~0.15 ms for 15 MB) than this one syscall.
+#[allow(unsafe_code)]
+fn middle_page_resident(map: &Mmap, start: usize, len: usize) -> bool {
+    const PAGE: usize = 4096;
+    let page = start + len.div_ceil(PAGE) / 2 * PAGE;
+    if page >= map.len() {
+        return true;
+    }
+    let mut vec = [0u8; 1];
+    // SAFETY: `page` is page-aligned (the map starts on a page boundary and `start` is a
+    // multiple of the page size) and lies inside the live mapping `map`; mincore writes one
+    // byte per page of the queried length into `vec`, which has room for it.
+    let rc = unsafe {
+        libc::mincore(
+            map.as_ptr().add(page) as *mut libc::c_void,
+            PAGE.min(map.len() - page),
+            vec.as_mut_ptr(),
+        )
+    };
+    // When the question cannot be answered, assume resident: prefetch is optional.
+    rc != 0 || vec[0] & 1 == 1
+}
+
 impl Knowledge {
+    /// Asks the OS to page in, in the background, what searches of every open artifact will
+    /// read, where it is not in memory already. For `session-start`: the prompt hooks that
+    /// follow then find it there.
+    pub fn prefetch(&self) {
+        for s in &self.sources {
+            prefetch_search_ranges(&s.index);
+        }
+    }
+
     /// Finds `.helix.toml` upward from `cwd` and opens every cache and overlay it implies.
     /// Errs only when there is no configuration; missing or corrupt caches are skipped.
     pub fn open(cwd: &Path) -> anyhow::Result<Knowledge> {

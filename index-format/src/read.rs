@@ -322,6 +322,11 @@ impl<B: AsRef<[u8]>> Index<B> {
         Ok(())
     }
 
+    /// What the index was opened on (a memory map, a `Vec`, …).
+    pub fn backing(&self) -> &B {
+        &self.bytes
+    }
+
     pub fn bytes(&self) -> &[u8] {
         self.bytes.as_ref()
     }
@@ -473,6 +478,26 @@ impl<B: AsRef<[u8]>> Index<B> {
     }
 
     // ---- crate-internal accessors (bounds-checked) ----
+
+    /// The byte ranges every search reads from, whatever the query: the term dictionary's
+    /// rows and texts, the posting lists, the document lengths and the entry rows (for the
+    /// hits; their bodies, read for snippets, are not included). Computed from the header
+    /// alone, so asking for them reads nothing. A caller can ask the OS to page them in
+    /// ahead of the first search; this crate does no I/O itself.
+    pub fn search_ranges(&self) -> Vec<Range<usize>> {
+        let range = |kind: SectionKind| self.sections[kind as usize - 1].clone();
+        let mut out = vec![range(SectionKind::Terms)];
+        // The builder writes the term texts last, so they end `STRINGS`. Their total length
+        // is not recorded, and reading the dictionary to learn it would wait for the disk,
+        // so take 16 bytes per term (real vocabularies average under 10).
+        let strings = range(SectionKind::Strings);
+        let tail = 16 * self.header.term_count.get() as usize;
+        out.push(strings.end.saturating_sub(tail).max(strings.start)..strings.end);
+        out.push(range(SectionKind::Postings));
+        out.push(range(SectionKind::DocLens));
+        out.push(range(SectionKind::Entries));
+        out
+    }
 
     fn section(&self, kind: SectionKind) -> &[u8] {
         // Ranges were checked against the file in `open`.

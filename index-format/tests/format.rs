@@ -612,3 +612,29 @@ fn per_topic_cap_reaches_deep_into_the_ranking() {
     let topics: Vec<&str> = hits.iter().map(|id| &id[..1]).collect();
     assert_eq!(topics, ["a", "b", "c"], "{hits:?}");
 }
+
+/// `search_ranges` names the dictionary rows and texts, the posting lists, the document
+/// lengths and the entry rows: disjoint ranges inside the file; the texts hold every term.
+#[test]
+fn search_ranges_are_the_dictionary_postings_and_lengths() {
+    let bytes = artifact();
+    let index = Index::open(&bytes[..]).unwrap();
+    let ranges = index.search_ranges();
+    assert_eq!(ranges.len(), 5, "{ranges:?}");
+    for (i, r) in ranges.iter().enumerate() {
+        assert!(r.start < r.end && r.end <= bytes.len(), "{r:?}");
+        for o in &ranges[i + 1..] {
+            assert!(r.end <= o.start || o.end <= r.start, "{r:?} overlaps {o:?}");
+        }
+    }
+    let [rows, texts, _postings, lens, entries] =
+        [&ranges[0], &ranges[1], &ranges[2], &ranges[3], &ranges[4]];
+    assert_eq!(entries.end - entries.start, 72 * index.len() as usize);
+    // Twenty-byte dictionary rows, one four-byte length per entry.
+    assert_eq!((rows.end - rows.start) % 20, 0);
+    assert_eq!(lens.end - lens.start, 4 * index.len() as usize);
+    let texts = std::str::from_utf8(&bytes[texts.clone()]).unwrap();
+    for term in ["rebase", "cachedentry", "東"] {
+        assert!(texts.contains(term), "{term} not in {texts:?}");
+    }
+}

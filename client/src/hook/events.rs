@@ -158,6 +158,9 @@ fn session_start(input: &Input) -> Option<String> {
         );
         return Some(output::context(event, &text));
     }
+    // The prompt hooks that follow read the dictionary and postings: have them paged in
+    // (a no-op when they already are).
+    k.prefetch();
     let topics = topic_counts(&k);
     let compact = input.str("source") == Some("compact");
     let mut t = Text::new(MAX_CONTEXT_CHARS);

@@ -898,3 +898,104 @@ fn entry_point_keeps_what_std_start_up_guaranteed() {
         "{out:?}"
     );
 }
+
+/// Whether the page at `offset` of `map` is in the page cache.
+#[allow(unsafe_code)]
+fn page_resident(map: &memmap2::Mmap, offset: usize) -> bool {
+    let page = offset / 4096 * 4096;
+    let mut v = [0u8; 1];
+    // SAFETY: a page-aligned address inside the live mapping; mincore writes one byte.
+    let rc = unsafe {
+        libc::mincore(
+            map.as_ptr().add(page) as *mut libc::c_void,
+            4096.min(map.len() - page),
+            v.as_mut_ptr(),
+        )
+    };
+    assert_eq!(rc, 0, "mincore: {}", std::io::Error::last_os_error());
+    v[0] & 1 == 1
+}
+
+/// After a reboot or memory pressure the artifact is on disk only, and the first prompt
+/// hook would wait for it fault by fault. `session-start` therefore asks for the parts
+/// searches read (dictionary, postings, document lengths) to be paged in, without waiting.
+/// Here the prefetch runs on an evicted artifact, and those pages must arrive. (Through
+/// the hook the effect cannot be told apart on a machine whose read-ahead window, up to
+/// 8 MB, already pulls a small artifact in on the hook's first page fault.)
+#[test]
+#[allow(unsafe_code)]
+fn prefetch_pages_in_what_searches_read() {
+    // Under target/, not /tmp: a tmpfs cannot evict pages, and this test needs to.
+    let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("temp dir");
+    let kb = tmp.path().join("knowledge");
+    for i in 0..3000 {
+        let dir = kb.join(format!("t{}", i % 7));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let words: Vec<String> = (0..40)
+            .map(|w| format!("w{}", (i * 31 + w * 17) % 5000))
+            .collect();
+        std::fs::write(
+            dir.join(format!("note-{i}.md")),
+            format!("# Note {i}\n\n{}\n", words.join(" ")),
+        )
+        .expect("write entry");
+    }
+    let path = tmp.path().join("index.hix");
+    let out = Command::new(HELIX)
+        .args(["build", "--no-git", "--project", "kb", "-o"])
+        .arg(&path)
+        .arg(&kb)
+        .output()
+        .expect("helix build");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // Opened (header read) before the eviction: reading it afterwards would page the
+    // whole file back in through the read-ahead window.
+    let index = helix_client::knowledge::open_index(&path)
+        .expect("open")
+        .expect("exists");
+    let file = std::fs::File::open(&path).expect("open artifact");
+    file.sync_all().expect("fsync");
+    // SAFETY: a plain advice call on an open descriptor.
+    let rc = unsafe {
+        libc::posix_fadvise(
+            std::os::fd::AsRawFd::as_raw_fd(&file),
+            0,
+            0,
+            libc::POSIX_FADV_DONTNEED,
+        )
+    };
+    assert_eq!(rc, 0, "posix_fadvise");
+    let map = index.backing();
+    let pages: Vec<usize> = index
+        .search_ranges()
+        .iter()
+        .flat_map(|r| (r.start..r.end).step_by(4096 * 7))
+        .collect();
+    assert!(pages.len() > 10, "too small to tell: {} pages", pages.len());
+    let resident = || pages.iter().filter(|&&p| page_resident(map, p)).count();
+    assert!(
+        resident() < pages.len() / 2,
+        "eviction failed: {} of {} pages still resident",
+        resident(),
+        pages.len()
+    );
+
+    helix_client::knowledge::prefetch_search_ranges(&index);
+    let start = std::time::Instant::now();
+    while resident() < pages.len() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(10),
+            "only {} of {} pages paged in",
+            resident(),
+            pages.len()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // Resident now: a second prefetch finds nothing to ask for, and the hook still answers.
+    helix_client::knowledge::prefetch_search_ranges(&index);
+}
