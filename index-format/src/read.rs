@@ -491,7 +491,7 @@ impl<B: AsRef<[u8]>> Index<B> {
         // is not recorded, and reading the dictionary to learn it would wait for the disk,
         // so take 16 bytes per term (real vocabularies average under 10).
         let strings = range(SectionKind::Strings);
-        let tail = 16 * self.header.term_count.get() as usize;
+        let tail = (self.header.term_count.get() as usize).saturating_mul(16);
         out.push(strings.end.saturating_sub(tail).max(strings.start)..strings.end);
         out.push(range(SectionKind::Postings));
         out.push(range(SectionKind::DocLens));
