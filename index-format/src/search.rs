@@ -739,6 +739,17 @@ mod tests {
     use super::*;
     use crate::{BuildInfo, Entry, build};
 
+    /// The artifact of `entries` for project `p`.
+    fn built(entries: &[Entry]) -> Vec<u8> {
+        let info = BuildInfo {
+            project: "p".into(),
+            commit: String::new(),
+            generation: 1,
+            build_time: 1_700_000_000,
+        };
+        build(entries, &info).expect("test entries build")
+    }
+
     /// The window size changes how postings are merged, never the result: the same hits,
     /// bit-identical scores, whether every document gets its own window or all share one.
     #[test]
@@ -762,13 +773,7 @@ mod tests {
                 ..Entry::default()
             })
             .collect();
-        let info = BuildInfo {
-            project: "p".into(),
-            commit: String::new(),
-            generation: 1,
-            build_time: 1_700_000_000,
-        };
-        let bytes = build(&entries, &info).unwrap();
+        let bytes = built(&entries);
         let index = Index::open(&bytes[..]).unwrap();
         let queries = [
             "cache rebase",
@@ -853,13 +858,7 @@ mod tests {
                 }
             })
             .collect();
-        let info = BuildInfo {
-            project: "p".into(),
-            commit: String::new(),
-            generation: 1,
-            build_time: 1_700_000_000,
-        };
-        let bytes = build(&entries, &info).unwrap();
+        let bytes = built(&entries);
         let index = Index::open(&bytes[..]).unwrap();
         PRUNED.with(|p| p.set(0));
         for q in 0..300 {

@@ -304,31 +304,13 @@ impl Fixture {
                 ("bob", "read,write"),
                 ("reader", "read"),
             ] {
-                let out = Command::new(env!("CARGO_BIN_EXE_helix-server"))
-                    .arg("--config")
-                    .arg(&self.config)
-                    .args([
-                        "token",
-                        "add",
-                        "--project",
-                        name,
-                        "--name",
-                        who,
-                        "--scope",
-                        scope,
-                    ])
-                    .output()
-                    .expect("token add runs");
-                assert!(
-                    out.status.success(),
-                    "{}",
-                    String::from_utf8_lossy(&out.stderr)
+                let tok = helix_test_support::token_add(
+                    Path::new(env!("CARGO_BIN_EXE_helix-server")),
+                    &self.config,
+                    name,
+                    who,
+                    scope,
                 );
-                let tok = String::from_utf8(out.stdout)
-                    .expect("utf8")
-                    .trim()
-                    .to_string();
-                assert!(tok.starts_with("hx_"));
                 self.tokens.insert(format!("{name}/{who}"), tok);
             }
         }
@@ -1426,32 +1408,13 @@ fn sighup_puts_added_and_revoked_tokens_in_force_without_a_restart() {
             .expect("status")
             .status()
     };
-    let carol = {
-        let out = Command::new(env!("CARGO_BIN_EXE_helix-server"))
-            .arg("--config")
-            .arg(&fx.config)
-            .args([
-                "token",
-                "add",
-                "--project",
-                "kb",
-                "--name",
-                "carol",
-                "--scope",
-                "read",
-            ])
-            .output()
-            .expect("token add");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout)
-            .expect("utf8")
-            .trim()
-            .to_string()
-    };
+    let carol = helix_test_support::token_add(
+        Path::new(env!("CARGO_BIN_EXE_helix-server")),
+        &fx.config,
+        "kb",
+        "carol",
+        "read",
+    );
     // Revoke bob by deleting his entry from the file.
     let text = std::fs::read_to_string(&fx.config).expect("read config");
     let kept: Vec<&str> = text

@@ -5,8 +5,49 @@
 //! it tests.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::process::Child;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
+
+/// Runs `<server_bin> --config <config> token add` for `project`, as an operator would,
+/// and returns the plaintext token it prints once. Panics with the command's stderr when
+/// it fails or prints something that is not a token.
+#[track_caller]
+pub fn token_add(
+    server_bin: &Path,
+    config: &Path,
+    project: &str,
+    name: &str,
+    scopes: &str,
+) -> String {
+    let out = Command::new(server_bin)
+        .arg("--config")
+        .arg(config)
+        .args([
+            "token",
+            "add",
+            "--project",
+            project,
+            "--name",
+            name,
+            "--scope",
+            scopes,
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", server_bin.display()));
+    assert!(
+        out.status.success(),
+        "token add {project}/{name} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let token = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert!(
+        token.starts_with("hx_") && token.len() == 67,
+        "token add printed {token:?}"
+    );
+    token
+}
 
 /// Reads the first line a just-spawned `helix-server` prints (`listening on http://…`) and
 /// returns the URL. `child` must have a piped stdout. Panics naming `what` when the server

@@ -304,27 +304,13 @@ impl Server {
         std::fs::write(&cfg_path, cfg).expect("write server config");
         let mut plain = Vec::new();
         for (project, name, scopes) in tokens {
-            let o = Command::new(&bin)
-                .arg("--config")
-                .arg(&cfg_path)
-                .args([
-                    "token",
-                    "add",
-                    "--project",
-                    project,
-                    "--name",
-                    name,
-                    "--scope",
-                    scopes,
-                ])
-                .output()
-                .expect("spawn helix-server token add");
-            assert!(
-                o.status.success(),
-                "token add: {}",
-                String::from_utf8_lossy(&o.stderr)
-            );
-            plain.push(String::from_utf8_lossy(&o.stdout).trim().to_string());
+            plain.push(helix_test_support::token_add(
+                Path::new(&bin),
+                &cfg_path,
+                project,
+                name,
+                scopes,
+            ));
         }
         let mut child = Command::new(bin)
             .arg("--config")

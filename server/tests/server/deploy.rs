@@ -157,35 +157,8 @@ fn localize(config_text: &str, bare: &Path, dir: &Path) -> PathBuf {
 }
 
 fn token_add(config: &Path, project: &str, name: &str, scope: &str) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_helix-server"))
-        .arg("--config")
-        .arg(config)
-        .args([
-            "token",
-            "add",
-            "--project",
-            project,
-            "--name",
-            name,
-            "--scope",
-            scope,
-        ])
-        .output()
-        .expect("token add runs");
-    assert!(
-        out.status.success(),
-        "token add failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let token = String::from_utf8(out.stdout)
-        .expect("utf8")
-        .trim()
-        .to_string();
-    assert!(
-        token.starts_with("hx_"),
-        "unexpected token output {token:?}"
-    );
-    token
+    let bin = Path::new(env!("CARGO_BIN_EXE_helix-server"));
+    helix_test_support::token_add(bin, config, project, name, scope)
 }
 
 /// Polls the status of `project` until its first refresh is done: an artifact is served,

@@ -307,31 +307,7 @@ impl Server {
     /// `helix-server --config FILE token add ...`: the printed plaintext token.
     #[track_caller]
     pub fn token_add(config: &Path, project: &str, name: &str, scopes: &str) -> String {
-        let r: Run = Command::new(&bins().server)
-            .arg("--config")
-            .arg(config)
-            .args([
-                "token",
-                "add",
-                "--project",
-                project,
-                "--name",
-                name,
-                "--scope",
-                scopes,
-            ])
-            .stdin(Stdio::null())
-            .output()
-            .expect("spawn helix-server token add")
-            .into();
-        let r = r.ok("helix-server token add");
-        let token = r.stdout.trim().to_string();
-        assert!(
-            token.starts_with("hx_") && token.len() == 67,
-            "token add printed {:?}",
-            r.stdout
-        );
-        token
+        helix_test_support::token_add(&bins().server, config, project, name, scopes)
     }
 
     /// Starts `helix-server --config FILE --listen 127.0.0.1:0 --data-dir DIR`.
