@@ -4,15 +4,18 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
 use helix_index_format::GitMeta;
 
-/// Refspec that mirrors every upstream branch into the bare repository's branches.
-const MIRROR_REFSPEC: &str = "+refs/heads/*:refs/heads/*";
+/// Blobs above this size are streamed by `git` (hashed and written without holding them in
+/// memory), whatever they inflate to; entries are far smaller (`MAX_ENTRY_BYTES`).
+const BIG_FILE_THRESHOLD: &str = "core.bigFileThreshold=1m";
+/// Longest a `git fetch`, `push` or `gc` may run before it is killed.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// One project's bare repository.
 #[derive(Debug)]
@@ -44,6 +47,7 @@ impl Repo {
     ) -> anyhow::Result<Repo> {
         let repo = if path.join("HEAD").exists() {
             remove_stale_locks(path);
+            remove_keep_files(path);
             gix::open(path).with_context(|| format!("cannot open repository {}", path.display()))?
         } else {
             std::fs::create_dir_all(path)?;
@@ -78,28 +82,94 @@ impl Repo {
         }
     }
 
-    /// Fetches every branch from the upstream (forced), returning the new branch tip.
-    pub fn fetch(&self) -> anyhow::Result<Option<ObjectId>> {
-        let Some(url) = &self.upstream else {
+    /// Fetches the configured branch from the upstream with the `git` program (forced),
+    /// returning the new branch tip. When objects arrived, lets git consolidate packs and
+    /// reopens the gix handle, whose object store has a fixed number of pack slots: without
+    /// that, a long-running server stops following its upstream after a few dozen fetches.
+    ///
+    /// The `git` program rather than gix: `index-pack` streams blobs above
+    /// `core.bigFileThreshold` instead of inflating them in memory (a 1.5 MB push of a 1.5 GB
+    /// run of zeros), cleans up after itself, and uses the same credentials as `push`.
+    pub fn fetch(&mut self) -> anyhow::Result<Option<ObjectId>> {
+        let Some(url) = self.upstream.clone() else {
             return self.tip();
         };
-        let interrupt = AtomicBool::new(false);
-        let remote = self
-            .repo
-            .remote_at(url.as_str())
-            .with_context(|| format!("invalid upstream url {url}"))?
-            .with_refspecs(Some(MIRROR_REFSPEC), gix::remote::Direction::Fetch)
-            .context("invalid refspec")?;
-        let conn = remote
-            .connect(gix::remote::Direction::Fetch)
-            .with_context(|| format!("cannot connect to {url}"))?;
-        let prepared = conn
-            .prepare_fetch(gix::progress::Discard, Default::default())
-            .with_context(|| format!("cannot list refs of {url}"))?;
-        prepared
-            .receive(gix::progress::Discard, &interrupt)
-            .with_context(|| format!("fetch from {url} failed"))?;
-        self.tip()
+        let before = self.tip()?;
+        let refspec = format!("+{r}:{r}", r = self.full_ref());
+        let mut cmd = self.git();
+        cmd.args(["-c", BIG_FILE_THRESHOLD])
+            // Slow or stalled HTTP transfers fail instead of holding the worker.
+            .args([
+                "-c",
+                "http.lowSpeedLimit=1000",
+                "-c",
+                "http.lowSpeedTime=60",
+            ])
+            .args([
+                "fetch",
+                "--quiet",
+                "--no-tags",
+                "--no-write-fetch-head",
+                // Maintenance runs below, in the foreground, on this thread's terms.
+                "--no-auto-maintenance",
+                "--",
+            ])
+            .arg(&url)
+            .arg(&refspec);
+        let out = run(cmd, FETCH_TIMEOUT)
+            .with_context(|| format!("cannot run `git fetch` from {url}"))?;
+        if !out.ok {
+            self.remove_stale_keeps();
+            if out.stderr.contains("couldn't find remote ref") {
+                // An empty upstream (or one without this branch yet): nothing to follow; the
+                // first write creates the branch there.
+                return self.tip();
+            }
+            bail!("git fetch from {url} failed: {}", out.stderr.trim());
+        }
+        let after = self.tip()?;
+        if after != before {
+            self.maintain();
+        }
+        Ok(after)
+    }
+
+    /// `git gc --auto` in the foreground (packs loose objects, consolidates packs when there
+    /// are many), then reopens the gix handle so it sees the packs as they are now.
+    /// Failures are only logged: maintenance is an optimisation.
+    pub fn maintain(&mut self) {
+        let mut cmd = self.git();
+        cmd.args(["-c", "gc.autoDetach=false", "-c", BIG_FILE_THRESHOLD])
+            .args(["gc", "--auto", "--quiet"]);
+        match run(cmd, FETCH_TIMEOUT) {
+            Ok(o) if o.ok => {}
+            Ok(o) => tracing::warn!(stderr = %o.stderr.trim(), "git gc --auto failed"),
+            Err(e) => tracing::warn!(error = %format!("{e:#}"), "cannot run git gc"),
+        }
+        match gix::open(&self.path) {
+            Ok(r) => self.repo = r,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot reopen the repository; keeping the old handle")
+            }
+        }
+    }
+
+    /// Removes `objects/pack/*.keep` files: the server never asks for packs to be kept, so
+    /// any there were left by an interrupted or failed fetch, and they would stop git from
+    /// ever consolidating those packs.
+    fn remove_stale_keeps(&self) {
+        remove_keep_files(&self.path);
+    }
+
+    /// The `git` program on this repository, never prompting for credentials.
+    fn git(&self) -> std::process::Command {
+        let mut cmd = std::process::Command::new("git");
+        cmd.arg("--git-dir")
+            .arg(&self.path)
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("GIT_ASKPASS", "true")
+            .stdin(std::process::Stdio::null());
+        cmd
     }
 
     /// Every blob under `prefix` (or the whole tree) of commit `commit`.
@@ -347,25 +417,15 @@ impl Repo {
         let Some(url) = &self.upstream else {
             return Ok(PushOutcome::Pushed);
         };
-        let out = std::process::Command::new("git")
-            .arg("--git-dir")
-            .arg(&self.path)
-            .args(["push", "--porcelain", "--quiet"])
+        let mut cmd = self.git();
+        cmd.args(["push", "--porcelain", "--quiet", "--"])
             .arg(url)
-            .arg(format!("{commit}:{}", self.full_ref()))
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .env("GIT_ASKPASS", "true")
-            .stdin(std::process::Stdio::null())
-            .output()
-            .context("cannot run `git push` (is git installed?)")?;
-        if out.status.success() {
+            .arg(format!("{commit}:{}", self.full_ref()));
+        let out = run(cmd, FETCH_TIMEOUT).context("cannot run `git push` (is git installed?)")?;
+        if out.ok {
             return Ok(PushOutcome::Pushed);
         }
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let text = format!("{}{}", out.stdout, out.stderr);
         // `[rejected]` is git's own non-fast-forward refusal; `[remote rejected]` is a hook
         // or policy saying no, which retrying does not fix (unless it is a lock race).
         if text.contains("[rejected]")
@@ -377,24 +437,6 @@ impl Repo {
             return Ok(PushOutcome::Rejected(text.trim().to_string()));
         }
         bail!("git push to {url} failed: {}", text.trim())
-    }
-
-    /// Packs loose objects when git thinks it is worth it; failures are only logged.
-    pub fn gc_auto(&self) {
-        let r = std::process::Command::new("git")
-            .arg("--git-dir")
-            .arg(&self.path)
-            // In the foreground: the worker is the only user of the repository meanwhile.
-            .args(["-c", "gc.autoDetach=false", "gc", "--auto", "--quiet"])
-            .stdin(std::process::Stdio::null())
-            .output();
-        match r {
-            Ok(o) if o.status.success() => {}
-            Ok(o) => {
-                tracing::warn!(stderr = %String::from_utf8_lossy(&o.stderr), "git gc --auto failed")
-            }
-            Err(e) => tracing::warn!(error = %e, "cannot run git gc"),
-        }
     }
 
     /// Commit messages along the first-parent history from `tip`, newest first, at most `max`.
@@ -470,4 +512,83 @@ fn remove_stale_locks(repo: &Path) {
     ] {
         let _ = std::fs::remove_file(repo.join(f));
     }
+}
+
+/// See [`Repo::remove_stale_keeps`].
+fn remove_keep_files(repo: &Path) {
+    let Ok(rd) = std::fs::read_dir(repo.join("objects/pack")) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.extension().is_some_and(|x| x == "keep") {
+            tracing::info!(path = %p.display(), "removing a .keep file left by an interrupted fetch");
+            let _ = std::fs::remove_file(&p);
+        }
+    }
+}
+
+/// What a finished `git` process said.
+#[derive(Debug)]
+struct GitOutput {
+    ok: bool,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs `cmd` to completion, or kills it after `timeout`.
+fn run(mut cmd: std::process::Command, timeout: Duration) -> anyhow::Result<GitOutput> {
+    use std::io::Read;
+    use std::process::Stdio;
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+    // Read both pipes on their own threads: a chatty process must never block on a full pipe.
+    let pipe = |r: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut r) = r {
+                // Bounded: a runaway process cannot fill the server's memory with output.
+                let _ = r.by_ref().take(1 << 20).read_to_end(&mut buf);
+                let _ = std::io::copy(&mut r, &mut std::io::sink());
+            }
+            String::from_utf8_lossy(&buf).into_owned()
+        })
+    };
+    let out = pipe(
+        child
+            .stdout
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Read + Send>),
+    );
+    let err = pipe(
+        child
+            .stderr
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Read + Send>),
+    );
+    let deadline = Instant::now() + timeout;
+    let mut nap = Duration::from_millis(1);
+    let status = loop {
+        if let Some(st) = child.try_wait()? {
+            break st;
+        }
+        if Instant::now() >= deadline {
+            // The whole group: `git fetch` runs upload-pack, index-pack or a remote helper.
+            #[cfg(unix)]
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", "--", &format!("-{}", child.id())])
+                .status();
+            let _ = child.kill();
+            let _ = child.wait();
+            bail!("timed out after {} s", timeout.as_secs());
+        }
+        std::thread::sleep(nap);
+        nap = (nap * 2).min(Duration::from_millis(50));
+    };
+    Ok(GitOutput {
+        ok: status.success(),
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    })
 }

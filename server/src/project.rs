@@ -963,7 +963,7 @@ impl Worker {
                     if self.batches_since_gc >= GC_EVERY_BATCHES {
                         // Each write adds loose objects; let git pack them now and then.
                         self.batches_since_gc = 0;
-                        self.repo.gc_auto();
+                        self.repo.maintain();
                     }
                     return Ok((commit, paths));
                 }

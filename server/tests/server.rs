@@ -1354,6 +1354,9 @@ fn subdir_project_reads_and_writes_only_under_its_folder() {
 #[path = "server/deploy.rs"]
 mod deploy;
 
+#[path = "server/faults.rs"]
+mod faults;
+
 #[test]
 fn restart_serves_last_good_artifact_while_upstream_is_gone_and_polling_resumes() {
     let mut fx = Fixture::new();
