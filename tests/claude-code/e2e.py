@@ -539,6 +539,31 @@ def scenario_unapproved(c, ws):
     return {}
 
 
+def register_user_mcp(c, ws):
+    """`claude mcp add --scope user`, the way a user-level helix install could register its
+    MCP server (absolute binary path, in ~/.claude.json)."""
+    p = run([os.environ["CLAUDE_BIN"], "mcp", "add", "--scope", "user", "helix", "--",
+             ws.helix, "mcp"], ws.env, ws.repo, check=False)
+    c.check("claude mcp add --scope user succeeds", p.returncode == 0, last_line(p.stdout + p.stderr))
+
+
+def scenario_user_mcp(c, ws):
+    """Research for problem 5: user-level hooks plus a user-scope MCP registration."""
+    ws.helix_cmd("hooks", "install")
+    register_user_mcp(c, ws)
+    return {}
+
+
+def scenario_both_mcp(c, ws):
+    """Research for problems 3 and 5: user hooks + user MCP server, and the project install
+    (hooks + .mcp.json `helix`) too. One `helix` server or two?"""
+    ws.helix_cmd("hooks", "install")
+    register_user_mcp(c, ws)
+    ws.helix_cmd("hooks", "install", "--project")
+    approve_project_mcp(ws)
+    return {}
+
+
 SCENARIOS = {
     "project": scenario_project,
     "user": scenario_user,
@@ -550,8 +575,12 @@ SCENARIOS = {
     "plugin-marketplace": scenario_plugin_marketplace,
     "same-command": scenario_same_command,
     "unapproved": scenario_unapproved,
+    "user-mcp": scenario_user_mcp,
+    "both-mcp": scenario_both_mcp,
 }
-DEFAULT = ["project", "no-approve", "user", "both", "nopath", "same-command", "unapproved"]
+# Issue 15's problems first, then the controls and measurements a fix relies on.
+DEFAULT = ["project", "no-approve", "user", "both", "nopath",
+           "same-command", "unapproved", "user-mcp", "both-mcp"]
 
 
 def main(argv):
