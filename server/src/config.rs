@@ -156,6 +156,26 @@ impl Config {
                     bail!("project {:?}: invalid subdir {:?}", p.name, p.subdir);
                 }
             }
+            if let Some(secret) = &p.webhook_secret
+                && secret.trim().is_empty()
+            {
+                // An empty key would make any signature made with "" (or an empty
+                // X-Gitlab-Token) valid: an unauthenticated refresh.
+                bail!(
+                    "project {:?}: webhook_secret is empty; set a long random value or remove the line",
+                    p.name
+                );
+            }
+            if p.upstream
+                .as_deref()
+                .is_some_and(|u| u.trim().is_empty() || u.starts_with('-'))
+            {
+                bail!(
+                    "project {:?}: upstream {:?} is not a git URL or path",
+                    p.name,
+                    p.upstream.as_deref().unwrap_or("")
+                );
+            }
             if p.poll_interval_secs == 0 {
                 bail!(
                     "project {:?}: poll_interval_secs must be at least 1",
@@ -316,6 +336,31 @@ mod tests {
         assert!(format!("{e:#}").contains("project name"), "{e:#}");
         let e = Config::parse("bogus = 1\n", "f.toml").unwrap_err();
         assert!(format!("{e:#}").contains("bogus"), "{e:#}");
+    }
+
+    #[test]
+    fn empty_webhook_secrets_and_option_like_upstreams_are_refused() {
+        for secret in ["", "  "] {
+            let text = format!("[[projects]]\nname = \"p\"\nwebhook_secret = {secret:?}\n");
+            let e = Config::parse(&text, "f.toml").unwrap_err();
+            assert!(
+                format!("{e:#}").contains("webhook_secret is empty"),
+                "{e:#}"
+            );
+        }
+        let e = Config::parse(
+            "[[projects]]\nname = \"p\"\nupstream = \"--upload-pack=x\"\n",
+            "f.toml",
+        )
+        .unwrap_err();
+        assert!(format!("{e:#}").contains("not a git URL"), "{e:#}");
+        assert!(
+            Config::parse(
+                "[[projects]]\nname = \"p\"\nwebhook_secret = \"s3cret\"\n",
+                "f"
+            )
+            .is_ok()
+        );
     }
 
     #[test]

@@ -172,6 +172,41 @@ impl Repo {
         cmd
     }
 
+    /// The folder `dir` (`a/b/c`) of `commit` (`None`: an empty repository), walked one
+    /// component at a time, with case-insensitive clashes reported as blocked.
+    pub fn folder(&self, commit: Option<ObjectId>, dir: &str) -> anyhow::Result<Folder> {
+        let Some(commit) = commit else {
+            return Ok(Folder::Absent);
+        };
+        let mut tree = self.commit_tree(commit)?;
+        let mut walked = String::new();
+        for comp in dir.split('/').filter(|c| !c.is_empty()) {
+            let items = self.tree_items(tree)?;
+            let hit = items.get(comp).map(|i| (comp.to_string(), i)).or_else(|| {
+                items
+                    .iter()
+                    .find(|(name, _)| name.eq_ignore_ascii_case(comp))
+                    .map(|(n, i)| (n.clone(), i))
+            });
+            let Some((name, item)) = hit else {
+                return Ok(Folder::Absent);
+            };
+            let existing = format!("{walked}{name}");
+            if item.kind != Kind::Folder || name != comp {
+                return Ok(Folder::Blocked {
+                    existing,
+                    kind: item.kind,
+                });
+            }
+            walked = format!("{existing}/");
+            tree = item.id;
+        }
+        let items = self.tree_items(tree)?;
+        Ok(Folder::Present(
+            items.into_iter().map(|(n, i)| (n, i.kind)).collect(),
+        ))
+    }
+
     /// Every blob under `prefix` (or the whole tree) of commit `commit`.
     pub fn list_files(&self, commit: ObjectId, prefix: Option<&str>) -> anyhow::Result<FileList> {
         let tree = self.commit_tree(commit)?;
@@ -220,6 +255,15 @@ impl Repo {
                     id: e.oid.to_owned(),
                     is_tree: e.mode.is_tree(),
                     is_blob: e.mode.is_blob(),
+                    kind: if e.mode.is_tree() {
+                        Kind::Folder
+                    } else if e.mode.is_commit() {
+                        Kind::Submodule
+                    } else if e.mode.is_link() {
+                        Kind::Symlink
+                    } else {
+                        Kind::File
+                    },
                 },
             );
         }
@@ -470,6 +514,43 @@ struct TreeItem {
     id: ObjectId,
     is_tree: bool,
     is_blob: bool,
+    kind: Kind,
+}
+
+/// What a name in a tree is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Folder,
+    File,
+    Symlink,
+    Submodule,
+}
+
+impl Kind {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Kind::Folder => "a folder",
+            Kind::File => "a file",
+            Kind::Symlink => "a symlink",
+            Kind::Submodule => "a submodule",
+        }
+    }
+}
+
+/// A folder of a commit, as the write path sees it before adding a file there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Folder {
+    /// The folder exists: every name in it (as stored) and what it is.
+    Present(BTreeMap<String, Kind>),
+    /// The folder does not exist; writing a file creates it.
+    Absent,
+    /// A component of the path is taken by something that is not a folder, or by a folder
+    /// whose name differs only in case (which a case-insensitive checkout cannot hold).
+    Blocked {
+        /// The existing path in the way.
+        existing: String,
+        kind: Kind,
+    },
 }
 
 /// A name made safe for the local part of a placeholder e-mail address.

@@ -16,7 +16,7 @@ use tokio::sync::oneshot;
 use crate::config::ProjectConfig;
 use crate::error::AppError;
 use crate::fsutil::write_atomic;
-use crate::git::{PushOutcome, Repo};
+use crate::git::{Folder, Kind, PushOutcome, Repo};
 use crate::metrics::Metrics;
 use crate::store::{ArtifactInfo, ArtifactStore, DiagnosticInfo, Pointer, Served};
 
@@ -63,8 +63,35 @@ pub struct WriteJob {
 
 /// Where a write's answer goes.
 pub type ReplyTx = oneshot::Sender<Result<WriteReply, AppError>>;
-/// A write and the replies of same-key repeats that share its result.
-type Group = (WriteJob, Vec<ReplyTx>);
+/// A write, its fingerprint, and the replies of same-key repeats that share its result.
+#[derive(Debug)]
+struct Group {
+    job: WriteJob,
+    fingerprint: String,
+    repeats: Vec<ReplyTx>,
+}
+
+impl Group {
+    /// Sends the result to the write and (as a replay) to its repeats.
+    fn answer(self, result: Result<WriteReply, AppError>) {
+        for r in self.repeats {
+            let _ = r.send(result.clone().map(|w| WriteReply {
+                created: false,
+                ..w
+            }));
+        }
+        let _ = self.job.reply.send(result);
+    }
+}
+
+/// A recorded idempotency key: its order, the answer it got and the fingerprint of the
+/// entry it was first used for (`None` for keys recorded before fingerprints existed).
+#[derive(Debug, Clone)]
+struct Known {
+    seq: u64,
+    ack: WriteAck,
+    fingerprint: Option<String>,
+}
 
 /// Work for a project's worker thread.
 #[derive(Debug)]
@@ -80,6 +107,8 @@ struct IdemRecord {
     key: String,
     seq: u64,
     ack: WriteAck,
+    #[serde(default)]
+    fingerprint: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -87,6 +116,8 @@ struct IdemRecordRef<'a> {
     key: &'a str,
     seq: u64,
     ack: &'a WriteAck,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fingerprint: Option<&'a str>,
 }
 
 /// Why a batch was not committed.
@@ -297,7 +328,7 @@ struct Worker {
     metrics: Arc<Metrics>,
     cache: HashMap<String, Cached>,
     generation: u64,
-    idem: BTreeMap<String, (u64, WriteAck)>,
+    idem: BTreeMap<String, Known>,
     idem_seq: u64,
     idem_path: PathBuf,
     /// Keys added since the last append to the idempotency log.
@@ -359,12 +390,19 @@ impl Worker {
             // A torn last line (crash mid-append) is skipped; that key is still in git.
             match serde_json::from_slice::<IdemRecord>(line) {
                 Ok(r) => {
-                    self.idem.insert(r.key, (r.seq, r.ack));
+                    self.idem.insert(
+                        r.key,
+                        Known {
+                            seq: r.seq,
+                            ack: r.ack,
+                            fingerprint: r.fingerprint,
+                        },
+                    );
                 }
                 Err(e) => tracing::warn!(error = %e, "skipping unreadable idempotency record"),
             }
         }
-        self.idem_seq = self.idem.values().map(|v| v.0).max().unwrap_or(0);
+        self.idem_seq = self.idem.values().map(|v| v.seq).max().unwrap_or(0);
         if self.idem.len() > MAX_IDEMPOTENCY_KEYS || lines > self.idem.len() + 1000 {
             self.compact_idempotency();
         }
@@ -373,17 +411,18 @@ impl Worker {
     /// Rewrites the log with one record per key, the newest `MAX_IDEMPOTENCY_KEYS`.
     fn compact_idempotency(&mut self) {
         if self.idem.len() > MAX_IDEMPOTENCY_KEYS {
-            let mut seqs: Vec<u64> = self.idem.values().map(|v| v.0).collect();
+            let mut seqs: Vec<u64> = self.idem.values().map(|v| v.seq).collect();
             seqs.sort_unstable();
             let cut = seqs[self.idem.len() - MAX_IDEMPOTENCY_KEYS];
-            self.idem.retain(|_, v| v.0 >= cut);
+            self.idem.retain(|_, v| v.seq >= cut);
         }
         let mut out = Vec::new();
-        for (key, (seq, ack)) in &self.idem {
+        for (key, known) in &self.idem {
             if let Ok(line) = serde_json::to_vec(&IdemRecordRef {
                 key,
-                seq: *seq,
-                ack,
+                seq: known.seq,
+                ack: &known.ack,
+                fingerprint: known.fingerprint.as_deref(),
             }) {
                 out.extend_from_slice(&line);
                 out.push(b'\n');
@@ -435,6 +474,8 @@ impl Worker {
                 let (Some(key), Some(path)) = (parts.next(), parts.next()) else {
                     continue;
                 };
+                // Trailers written before fingerprints existed have none.
+                let fingerprint = parts.next().map(str::to_string);
                 if self.idem.contains_key(key) {
                     continue;
                 }
@@ -445,7 +486,14 @@ impl Worker {
                     commit: commit.to_string(),
                     generation,
                 };
-                self.idem.insert(key.to_string(), (self.idem_seq, ack));
+                self.idem.insert(
+                    key.to_string(),
+                    Known {
+                        seq: self.idem_seq,
+                        ack,
+                        fingerprint,
+                    },
+                );
                 self.idem_unsaved.push(key.to_string());
                 added += 1;
             }
@@ -461,13 +509,14 @@ impl Worker {
         use std::io::Write as _;
         let mut out = Vec::new();
         for key in std::mem::take(&mut self.idem_unsaved) {
-            let Some((seq, ack)) = self.idem.get(&key) else {
+            let Some(known) = self.idem.get(&key) else {
                 continue;
             };
             let record = IdemRecordRef {
                 key: &key,
-                seq: *seq,
-                ack,
+                seq: known.seq,
+                ack: &known.ack,
+                fingerprint: known.fingerprint.as_deref(),
             };
             if let Ok(line) = serde_json::to_vec(&record) {
                 out.extend_from_slice(&line);
@@ -588,7 +637,13 @@ impl Worker {
                     st.error = Some(msg);
                     drop(st);
                     self.metrics.fetch_error(&self.project.cfg.name);
-                    self.repo.tip()?
+                    // Whatever the local branch holds is still served; the caller (a refresh
+                    // that waits) hears that the fetch failed.
+                    let tip = self.repo.tip()?;
+                    self.ingest(tip, started)?;
+                    return Err(e.context(
+                        "fetching the upstream failed; still serving the last good artifact",
+                    ));
                 }
             }
         } else {
@@ -730,30 +785,61 @@ impl Worker {
         Ok(Some(ai))
     }
 
+    /// The recorded answer for `key`, if it is known: a replay of the first write, or a
+    /// refusal when the key was first used for another entry.
+    fn replay(&self, key: &str, fingerprint: &str) -> Option<Result<WriteReply, AppError>> {
+        let known = self.idem.get(key)?;
+        if known
+            .fingerprint
+            .as_deref()
+            .is_some_and(|f| f != fingerprint)
+        {
+            return Some(Err(key_reused(key, &known.ack.id)));
+        }
+        Some(Ok(WriteReply {
+            created: false,
+            ack: known.ack.clone(),
+        }))
+    }
+
     fn process_writes(&mut self, jobs: Vec<WriteJob>) {
         let project = self.name();
         // Replays of known keys answer at once; repeats of a key inside this batch share
-        // the first one's commit.
+        // the first one's commit (or are refused when they carry another entry).
         let mut groups: Vec<Group> = Vec::new();
         for job in jobs {
+            let fingerprint = fingerprint(&job.author, &job.entry);
             if let Some(k) = &job.key {
-                if let Some((_, ack)) = self.idem.get(k) {
-                    self.metrics.write(&project, "replayed", 1);
-                    let _ = job.reply.send(Ok(WriteReply {
-                        created: false,
-                        ack: ack.clone(),
-                    }));
+                if let Some(answer) = self.replay(k, &fingerprint) {
+                    let outcome = if answer.is_ok() {
+                        "replayed"
+                    } else {
+                        "rejected"
+                    };
+                    self.metrics.write(&project, outcome, 1);
+                    let _ = job.reply.send(answer);
                     continue;
                 }
                 if let Some(g) = groups
                     .iter_mut()
-                    .find(|(g, _)| g.key.as_deref() == Some(k.as_str()))
+                    .find(|g| g.job.key.as_deref() == Some(k.as_str()))
                 {
-                    g.1.push(job.reply);
+                    if g.fingerprint == fingerprint {
+                        g.repeats.push(job.reply);
+                    } else {
+                        self.metrics.write(&project, "rejected", 1);
+                        let _ = job
+                            .reply
+                            .send(Err(key_reused(k, "another entry of this batch")));
+                    }
                     continue;
                 }
             }
-            groups.push((job, Vec::new()));
+            groups.push(Group {
+                job,
+                fingerprint,
+                repeats: Vec::new(),
+            });
         }
         if groups.is_empty() {
             return;
@@ -763,11 +849,8 @@ impl Worker {
             if let Err(e) = self.repo.fetch() {
                 let err = AppError::unavailable(format!("cannot fetch the upstream: {e:#}"));
                 self.metrics.write(&project, "failed", groups.len() as u64);
-                for (job, extra) in groups {
-                    for r in extra {
-                        let _ = r.send(Err(err.clone()));
-                    }
-                    let _ = job.reply.send(Err(err.clone()));
+                for g in groups {
+                    g.answer(Err(err.clone()));
                 }
                 return;
             }
@@ -792,156 +875,219 @@ impl Worker {
                 Ok(done) => break Ok(done),
             }
         };
-        match result {
-            Ok((commit, paths)) => {
-                if let Err(e) = self.ingest(Some(commit), started) {
-                    // The entries are safely in git; the next refresh compiles them.
-                    tracing::error!(project = %project, error = %format!("{e:#}"), "compile after write failed");
-                }
-                let mut acks = Vec::with_capacity(groups.len());
-                for ((job, _), path) in groups.iter().zip(&paths) {
-                    let ack = WriteAck {
-                        id: self.id_of(path),
-                        path: path.clone(),
-                        commit: commit.to_string(),
-                        generation: self.generation,
-                    };
-                    if let Some(k) = &job.key {
-                        self.idem_seq += 1;
-                        self.idem.insert(k.clone(), (self.idem_seq, ack.clone()));
-                        self.idem_unsaved.push(k.clone());
-                    }
-                    acks.push(ack);
-                }
-                // Keys are durable before anyone is told the write succeeded.
-                self.save_idempotency();
-                self.metrics.write(&project, "created", groups.len() as u64);
-                for ((job, extra), ack) in groups.into_iter().zip(acks) {
-                    for r in extra {
-                        let _ = r.send(Ok(WriteReply {
-                            created: false,
-                            ack: ack.clone(),
-                        }));
-                    }
-                    let _ = job.reply.send(Ok(WriteReply { created: true, ack }));
-                }
-            }
+        let (commit, placed) = match result {
+            Ok(v) => v,
             Err(e) => {
                 tracing::error!(project = %project, error = %format!("{e:#}"), "write failed");
                 self.metrics.write(&project, "failed", groups.len() as u64);
-                for (job, extra) in groups {
-                    for r in extra {
-                        let _ = r.send(Err(e.clone()));
-                    }
-                    let _ = job.reply.send(Err(e.clone()));
+                for g in groups {
+                    g.answer(Err(e.clone()));
                 }
+                return;
             }
+        };
+        if let Some(commit) = commit
+            && let Err(e) = self.ingest(Some(commit), started)
+        {
+            // The entries are safely in git; the next refresh compiles them.
+            tracing::error!(project = %project, error = %format!("{e:#}"), "compile after write failed");
+        }
+        let mut answers = Vec::with_capacity(groups.len());
+        for (g, placed) in groups.iter().zip(placed) {
+            let answer = match (placed, commit) {
+                (Ok(path), Some(commit)) => {
+                    let ack = WriteAck {
+                        id: self.id_of(&path),
+                        path,
+                        commit: commit.to_string(),
+                        generation: self.generation,
+                    };
+                    if let Some(k) = &g.job.key {
+                        self.idem_seq += 1;
+                        self.idem.insert(
+                            k.clone(),
+                            Known {
+                                seq: self.idem_seq,
+                                ack: ack.clone(),
+                                fingerprint: Some(g.fingerprint.clone()),
+                            },
+                        );
+                        self.idem_unsaved.push(k.clone());
+                    }
+                    Ok(WriteReply { created: true, ack })
+                }
+                (Ok(_), None) => Err(AppError::internal("placed without a commit")),
+                (Err(e), _) => Err(e),
+            };
+            answers.push(answer);
+        }
+        // Keys are durable before anyone is told the write succeeded.
+        self.save_idempotency();
+        let created = answers.iter().filter(|a| a.is_ok()).count() as u64;
+        self.metrics.write(&project, "created", created);
+        self.metrics
+            .write(&project, "rejected", answers.len() as u64 - created);
+        for (g, answer) in groups.into_iter().zip(answers) {
+            g.answer(answer);
         }
     }
 
     /// Answers groups whose idempotency key is already recorded; returns the others.
     fn answer_known(&mut self, groups: Vec<Group>) -> Vec<Group> {
         let mut rest = Vec::with_capacity(groups.len());
-        for (job, extra) in groups {
-            match job.key.as_ref().and_then(|k| self.idem.get(k)) {
-                Some((_, ack)) => {
-                    self.metrics.write(&self.project.cfg.name, "replayed", 1);
-                    for r in extra {
-                        let _ = r.send(Ok(WriteReply {
-                            created: false,
-                            ack: ack.clone(),
-                        }));
-                    }
-                    let _ = job.reply.send(Ok(WriteReply {
-                        created: false,
-                        ack: ack.clone(),
-                    }));
+        for g in groups {
+            let known = g
+                .job
+                .key
+                .as_ref()
+                .and_then(|k| self.replay(k, &g.fingerprint));
+            match known {
+                Some(answer) => {
+                    let outcome = if answer.is_ok() {
+                        "replayed"
+                    } else {
+                        "rejected"
+                    };
+                    self.metrics.write(&self.project.cfg.name, outcome, 1);
+                    g.answer(answer);
                 }
-                None => rest.push((job, extra)),
+                None => rest.push(g),
             }
         }
         rest
     }
 
-    /// Commits the batch onto the branch tip and pushes it; on a moved upstream, fetches and
-    /// re-applies (choosing paths again) a bounded number of times.
-    fn commit_batch(&mut self, groups: &[Group]) -> Result<(ObjectId, Vec<String>), BatchError> {
-        let internal = |e: anyhow::Error| BatchError::Failed(AppError::internal(format!("{e:#}")));
+    /// Chooses the path of each write in the tree of `parent`: the topic's folder must be a
+    /// folder (or not exist yet), and the file name must not exist there in any case or
+    /// kind, nor be chosen by an earlier write of the batch. The write path never replaces
+    /// or deletes what is there. Refusals are per write.
+    fn place(
+        &self,
+        parent: Option<ObjectId>,
+        groups: &[Group],
+    ) -> anyhow::Result<Vec<Result<String, AppError>>> {
         let prefix = self.prefix();
+        let mut folders: HashMap<String, Folder> = HashMap::new();
+        // Lower-cased paths this batch creates: files, and the folders above them.
+        let mut files: HashSet<String> = HashSet::new();
+        let mut dirs: HashSet<String> = HashSet::new();
+        let mut out = Vec::with_capacity(groups.len());
+        for g in groups {
+            let topic = &g.job.entry.topic;
+            let topic_dir = match &prefix {
+                Some(p) => format!("{p}/{topic}"),
+                None => topic.clone(),
+            };
+            if !folders.contains_key(&topic_dir) {
+                let f = self.repo.folder(parent, &topic_dir)?;
+                folders.insert(topic_dir.clone(), f);
+            }
+            let existing = match &folders[&topic_dir] {
+                Folder::Blocked { existing, kind } => {
+                    let why = match kind {
+                        Kind::Folder => format!(
+                            "the folder `{existing}` differs from it only in case (a case-insensitive checkout cannot hold both)"
+                        ),
+                        _ => format!("`{existing}` is {} in the repository", kind.describe()),
+                    };
+                    out.push(Err(topic_conflict(format!(
+                        "topic `{topic}` needs the folder `{topic_dir}`, but {why}; choose another topic"
+                    ))));
+                    continue;
+                }
+                Folder::Present(names) => Some(names),
+                Folder::Absent => None,
+            };
+            let lower_dir = topic_dir.to_ascii_lowercase();
+            if let Some(clash) = ancestors(&lower_dir).find(|a| files.contains(*a)) {
+                out.push(Err(topic_conflict(format!(
+                    "topic `{topic}` needs the folder `{topic_dir}`, but an earlier entry of the same batch is the file `{clash}`; send it again"
+                ))));
+                continue;
+            }
+            let slug = helix_index_format::slugify(&g.job.entry.title);
+            let mut n = 1;
+            let path = loop {
+                let name = if n == 1 {
+                    format!("{slug}.md")
+                } else {
+                    format!("{slug}-{n}.md")
+                };
+                let lower = format!("{lower_dir}/{}", name.to_ascii_lowercase());
+                let taken_here = existing
+                    .is_some_and(|names| names.keys().any(|k| k.eq_ignore_ascii_case(&name)));
+                if !taken_here && !files.contains(&lower) && !dirs.contains(&lower) {
+                    files.insert(lower);
+                    dirs.extend(ancestors(&lower_dir).map(str::to_string));
+                    break format!("{topic_dir}/{name}");
+                }
+                n += 1;
+            };
+            out.push(Ok(path));
+        }
+        Ok(out)
+    }
+
+    /// Commits the batch onto the branch tip and pushes it; on a moved upstream, fetches and
+    /// re-applies (choosing paths again) a bounded number of times. Returns the commit (none
+    /// when every write was refused) and each write's path or refusal.
+    #[allow(clippy::type_complexity)]
+    fn commit_batch(
+        &mut self,
+        groups: &[Group],
+    ) -> Result<(Option<ObjectId>, Vec<Result<String, AppError>>), BatchError> {
+        let internal = |e: anyhow::Error| BatchError::Failed(AppError::internal(format!("{e:#}")));
         let mut last_reason = String::new();
         for attempt in 0..MAX_PUSH_ATTEMPTS {
             let parent = self.repo.tip().map_err(internal)?;
-            let mut taken: HashSet<String> = HashSet::new();
-            let mut listed: HashMap<String, HashSet<String>> = HashMap::new();
+            let placed = self.place(parent, groups).map_err(internal)?;
             let mut files = Vec::with_capacity(groups.len());
-            let mut paths = Vec::with_capacity(groups.len());
-            for (job, _) in groups {
-                let topic_dir = match &prefix {
-                    Some(p) => format!("{p}/{}", job.entry.topic),
-                    None => job.entry.topic.clone(),
-                };
-                if !listed.contains_key(&topic_dir) {
-                    let existing = match parent {
-                        Some(p) => self
-                            .repo
-                            .list_files(p, Some(&topic_dir))
-                            .map_err(internal)?
-                            .into_keys()
-                            .collect(),
-                        None => HashSet::new(),
-                    };
-                    listed.insert(topic_dir.clone(), existing);
-                }
-                let existing = &listed[&topic_dir];
-                let slug = helix_index_format::slugify(&job.entry.title);
-                let mut n = 1;
-                let path = loop {
-                    let candidate = if n == 1 {
-                        format!("{topic_dir}/{slug}.md")
-                    } else {
-                        format!("{topic_dir}/{slug}-{n}.md")
-                    };
-                    if !existing.contains(&candidate) && !taken.contains(&candidate) {
-                        break candidate;
-                    }
-                    n += 1;
-                };
-                taken.insert(path.clone());
+            let mut listed = Vec::new();
+            for (g, path) in groups.iter().zip(&placed) {
+                let Ok(path) = path else { continue };
                 let entry = Entry {
-                    id: self.id_of(&path),
-                    topic: job.entry.topic.clone(),
-                    title: job.entry.title.trim().to_string(),
-                    tags: job.entry.tags.clone(),
-                    sources: job.entry.sources.clone(),
+                    id: self.id_of(path),
+                    topic: g.job.entry.topic.clone(),
+                    title: g.job.entry.title.trim().to_string(),
+                    tags: g.job.entry.tags.clone(),
+                    sources: g.job.entry.sources.clone(),
                     date: None,
-                    author: Some(job.author.clone()),
-                    body: job.entry.body.clone(),
+                    author: Some(g.job.author.clone()),
+                    body: g.job.entry.body.clone(),
                     extra: Default::default(),
                 };
                 files.push((
                     path.clone(),
                     helix_index_format::render_entry(&entry).into_bytes(),
                 ));
-                paths.push(path);
+                listed.push((g, path));
             }
-            let authors: HashSet<&str> = groups.iter().map(|(j, _)| j.author.as_str()).collect();
+            if listed.is_empty() {
+                return Ok((None, placed));
+            }
+            let authors: HashSet<&str> =
+                listed.iter().map(|(g, _)| g.job.author.as_str()).collect();
             let author = if authors.len() == 1 {
-                groups[0].0.author.as_str()
+                listed[0].0.job.author.as_str()
             } else {
                 "helix-server"
             };
-            let mut msg = if paths.len() == 1 {
-                format!("Add {}\n\n", self.id_of(&paths[0]))
+            let mut msg = if listed.len() == 1 {
+                format!("Add {}\n\n", self.id_of(listed[0].1))
             } else {
-                format!("Add {} entries\n\n", paths.len())
+                format!("Add {} entries\n\n", listed.len())
             };
-            for ((job, _), path) in groups.iter().zip(&paths) {
-                msg.push_str(&format!("- {} ({})\n", self.id_of(path), job.author));
+            for (g, path) in &listed {
+                msg.push_str(&format!("- {} ({})\n", self.id_of(path), g.job.author));
             }
-            let keyed: Vec<String> = groups
+            let keyed: Vec<String> = listed
                 .iter()
-                .zip(&paths)
-                .filter_map(|((j, _), p)| j.key.as_ref().map(|k| format!("{KEY_TRAILER} {k} {p}")))
+                .filter_map(|(g, p)| {
+                    g.job
+                        .key
+                        .as_ref()
+                        .map(|k| format!("{KEY_TRAILER} {k} {p} {}", g.fingerprint))
+                })
                 .collect();
             if !keyed.is_empty() {
                 msg.push('\n');
@@ -965,7 +1111,7 @@ impl Worker {
                         self.batches_since_gc = 0;
                         self.repo.maintain();
                     }
-                    return Ok((commit, paths));
+                    return Ok((Some(commit), placed));
                 }
                 Ok(PushOutcome::Rejected(reason)) => {
                     tracing::info!(project = %self.name(), attempt, "upstream moved; fetching and re-applying");
@@ -990,9 +1136,12 @@ impl Worker {
                     let known = self.idem.len();
                     self.scan_commit_keys();
                     if self.idem.len() != known
-                        && groups
-                            .iter()
-                            .any(|(j, _)| j.key.as_ref().is_some_and(|k| self.idem.contains_key(k)))
+                        && groups.iter().any(|g| {
+                            g.job
+                                .key
+                                .as_ref()
+                                .is_some_and(|k| self.idem.contains_key(k))
+                        })
                     {
                         return Err(BatchError::KeysAppeared);
                     }
@@ -1007,4 +1156,36 @@ impl Worker {
             "the upstream branch kept moving; gave up after {MAX_PUSH_ATTEMPTS} attempts: {last_reason}"
         ))))
     }
+}
+
+/// `a/b/c` → `a/b/c`, `a/b`, `a`.
+fn ancestors(path: &str) -> impl Iterator<Item = &str> {
+    let mut cur = Some(path);
+    std::iter::from_fn(move || {
+        let p = cur?;
+        cur = p.rfind('/').map(|i| &p[..i]);
+        Some(p)
+    })
+}
+
+fn topic_conflict(message: String) -> AppError {
+    AppError::new(axum::http::StatusCode::CONFLICT, "topic_conflict", message)
+}
+
+fn key_reused(key: &str, first: &str) -> AppError {
+    AppError::new(
+        axum::http::StatusCode::UNPROCESSABLE_ENTITY,
+        "idempotency_key_reused",
+        format!(
+            "Idempotency-Key {key:?} was first used for {first}, with a different entry; a key names one entry: send this one with a new key"
+        ),
+    )
+}
+
+/// What makes two writes the same write: who sent it and every field of the entry.
+fn fingerprint(author: &str, e: &NewEntry) -> String {
+    use sha2::Digest;
+    let canonical = serde_json::json!([author, e.topic, e.title, e.body, e.tags, e.sources]);
+    let digest = sha2::Sha256::digest(canonical.to_string().as_bytes());
+    hex::encode(&digest[..16])
 }

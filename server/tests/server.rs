@@ -647,10 +647,20 @@ fn two_hundred_concurrent_posts_land_exactly_once() {
     }
     // A retry with the same key answers 200 with the same body and adds nothing.
     let (i, project, key, token, _, first) = results[7].clone();
-    let body = json!({"topic": "x", "title": "retry", "body": "ignored"});
+    let body = json!({
+        "topic": format!("topic{}", i % 4),
+        "title": format!("Note number {i}"),
+        "body": format!("Marker m{i}x: something learned the hard way.\n"),
+        "tags": ["load"],
+        "sources": [format!("src/file{i}.rs")],
+    });
     let (st, v) = post_entry(&c, &s, project, &token, Some(&key), &body);
     assert_eq!(st, StatusCode::OK, "retry of {i}: {v}");
     assert_eq!(v, first);
+    // The same key with another entry is refused, never silently answered with the first.
+    let other = json!({"topic": "x", "title": "retry", "body": "another entry"});
+    let (st, v) = post_entry(&c, &s, project, &token, Some(&key), &other);
+    assert_eq!(st, StatusCode::UNPROCESSABLE_ENTITY, "reuse of {i}: {v}");
 
     for project in projects {
         let repo = match project {

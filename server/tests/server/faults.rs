@@ -180,3 +180,208 @@ fn a_blob_that_inflates_to_hundreds_of_megabytes_costs_no_memory() {
         after >> 20
     );
 }
+
+/// Topics and titles that collide with what the repository holds — a file, a symlink, a
+/// submodule, a folder named like an entry file, a name differing only in case — never
+/// replace or delete it: the topic is refused (409 `topic_conflict`), the title gets the
+/// next free name. An idempotency key reused for another entry is refused (422).
+#[test]
+fn writes_never_replace_or_delete_existing_paths() {
+    let mut fx = Fixture::new();
+    let up = Upstream::new(&fx.root, "kb");
+    let w = &up.work;
+    for (p, c) in [
+        (
+            "ops/runbook",
+            "not an entry: a plain file without extension\n",
+        ),
+        ("license", "MIT\n"),
+        (
+            "build/dir.md/inner.md",
+            "# Inner\n\nAn entry inside a folder named dir.md.\n",
+        ),
+        ("build/Hello.md", "# Hello\n\nCapitalised file name.\n"),
+        (
+            "docs/target.md",
+            "# Target\n\nWhat the symlink points at.\n",
+        ),
+        (
+            "Runbooks/deploy.md",
+            "# Deploy\n\nA folder whose name has a capital.\n",
+        ),
+    ] {
+        let path = w.join(p);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&path, c).expect("write");
+    }
+    std::fs::create_dir_all(w.join("links")).expect("mkdir");
+    std::os::unix::fs::symlink("../docs", w.join("links/docs")).expect("symlink");
+    git(w, &["add", "-A"]);
+    let sub = git(w, &["rev-parse", "HEAD"]).trim().to_string();
+    git(
+        w,
+        &[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("160000,{sub},vendor/lib"),
+        ],
+    );
+    std::fs::write(
+        w.join(".gitmodules"),
+        "[submodule \"vendor/lib\"]\n\tpath = vendor/lib\n\turl = https://example.invalid/lib.git\n",
+    )
+    .expect("gitmodules");
+    git(w, &["add", ".gitmodules"]);
+    git(w, &["commit", "-q", "-m", "things in the way"]);
+    git(w, &["push", "-q", "origin", "HEAD:main"]);
+    let before = git(&up.bare, &["ls-tree", "-r", "main"]);
+    fx.configure(&[("kb", Some(&up.url()))], None);
+    let s = fx.start();
+    let tok = fx.tok("kb/alice").to_string();
+    let head = up.head();
+    wait_status(&s, "kb", &tok, |v| v["commit"] == head.as_str());
+    let c = client();
+
+    for (topic, what) in [
+        ("ops/runbook", "`ops/runbook` is a file"),
+        ("license", "`license` is a file"),
+        ("links/docs", "`links/docs` is a symlink"),
+        ("vendor/lib", "`vendor/lib` is a submodule"),
+        ("links/docs/deeper", "`links/docs` is a symlink"),
+        ("runbooks", "`Runbooks` differs from it only in case"),
+    ] {
+        let body =
+            json!({"topic": topic, "title": "Collides", "body": "Must not replace anything."});
+        let (st, v) = post_entry(&c, &s, "kb", &tok, None, &body);
+        assert_eq!(st, StatusCode::CONFLICT, "topic {topic}: {v}");
+        assert_eq!(v["error"]["code"], "topic_conflict", "topic {topic}: {v}");
+        let msg = v["error"]["message"].as_str().unwrap_or("");
+        assert!(msg.contains(what), "topic {topic}: {msg}");
+    }
+    assert_eq!(up.head(), head, "nothing was committed for refused topics");
+
+    for (title, expect) in [("dir", "build/dir-2.md"), ("hello", "build/hello-2.md")] {
+        let body = json!({"topic": "build", "title": title, "body": "Gets a free name."});
+        let (st, v) = post_entry(&c, &s, "kb", &tok, None, &body);
+        assert_eq!(st, StatusCode::CREATED, "{title}: {v}");
+        assert_eq!(v["path"], expect, "{title}: {v}");
+    }
+    // Two writes of one batch whose names differ only in case get distinct files.
+    let (a, b) = std::thread::scope(|sc| {
+        let post = |title: &'static str| {
+            let (c, s, tok) = (&c, &s, &tok);
+            sc.spawn(move || {
+                post_entry(
+                    c,
+                    s,
+                    "kb",
+                    tok,
+                    None,
+                    &json!({"topic": "ci", "title": title, "body": "Same slug."}),
+                )
+            })
+        };
+        let (a, b) = (post("Flaky"), post("FLAKY"));
+        (a.join().expect("a"), b.join().expect("b"))
+    });
+    assert_eq!(
+        (a.0, b.0),
+        (StatusCode::CREATED, StatusCode::CREATED),
+        "{a:?} {b:?}"
+    );
+    let mut paths = vec![
+        a.1["path"].as_str().unwrap_or("").to_string(),
+        b.1["path"].as_str().unwrap_or("").to_string(),
+    ];
+    paths.sort();
+    assert_eq!(paths, ["ci/flaky-2.md", "ci/flaky.md"]);
+
+    // Everything that was there is still there, unchanged.
+    let after = git(&up.bare, &["ls-tree", "-r", "main"]);
+    for line in before.lines() {
+        assert!(
+            after.contains(line),
+            "lost or changed: {line}\nafter:\n{after}"
+        );
+    }
+    fsck(&up.bare);
+
+    // One key, one entry.
+    let first = json!({"topic": "ops", "title": "Keyed", "body": "The first entry for this key."});
+    let other = json!({"topic": "ops", "title": "Keyed", "body": "Another entry, same key."});
+    let (st, v1) = post_entry(&c, &s, "kb", &tok, Some("key-1"), &first);
+    assert_eq!(st, StatusCode::CREATED, "{v1}");
+    let (st, v) = post_entry(&c, &s, "kb", &tok, Some("key-1"), &other);
+    assert_eq!(st, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    assert_eq!(v["error"]["code"], "idempotency_key_reused", "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("ops/keyed.md"),
+        "{v}"
+    );
+    // Another token holder reusing the key is refused too; the true retry still replays.
+    let (st, v) = post_entry(&c, &s, "kb", fx.tok("kb/bob"), Some("key-1"), &first);
+    assert_eq!(st, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    let (st, v) = post_entry(&c, &s, "kb", &tok, Some("key-1"), &first);
+    assert_eq!((st, &v), (StatusCode::OK, &v1));
+    // After a restart, the key is known from the log and from the commit trailer alike.
+    std::fs::remove_file(fx.data.join("projects/kb/idempotency.jsonl")).expect("rm log");
+    let s = s.restart();
+    let (st, v) = post_entry(&client(), &s, "kb", &tok, Some("key-1"), &other);
+    assert_eq!(st, StatusCode::UNPROCESSABLE_ENTITY, "after restart: {v}");
+    let (st, v) = post_entry(&client(), &s, "kb", &tok, Some("key-1"), &first);
+    assert_eq!(st, StatusCode::OK, "after restart: {v}");
+    assert_eq!(v["path"], "ops/keyed.md");
+}
+
+/// An empty `webhook_secret` would make an HMAC under the empty key (or an empty
+/// `X-Gitlab-Token`) a valid signature: the server refuses to start with it.
+#[test]
+fn an_empty_webhook_secret_is_a_configuration_error() {
+    let fx = Fixture::new();
+    std::fs::write(
+        &fx.config,
+        "[[projects]]\nname = \"kb\"\nwebhook_secret = \"\"\n",
+    )
+    .expect("config");
+    let out = Command::new(env!("CARGO_BIN_EXE_helix-server"))
+        .arg("--config")
+        .arg(&fx.config)
+        .args(["--listen", "127.0.0.1:0"])
+        .arg("--data-dir")
+        .arg(&fx.data)
+        .output()
+        .expect("runs");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("webhook_secret is empty"), "{err}");
+    assert!(
+        err.contains(&fx.config.display().to_string()),
+        "names the file: {err}"
+    );
+}
+
+/// `refresh?wait=1` whose fetch fails says so (503 and the reason) instead of "done"; the
+/// last good artifact stays served and `/status` reports the failure.
+#[test]
+fn a_waited_refresh_whose_fetch_fails_answers_an_error() {
+    let mut fx = Fixture::new();
+    let up = Upstream::new(&fx.root, "kb");
+    fx.configure(&[("kb", Some(&up.url()))], None);
+    let s = fx.start();
+    let tok = fx.tok("kb/alice").to_string();
+    let head = up.head();
+    wait_status(&s, "kb", &tok, |v| v["commit"] == head.as_str());
+    std::fs::rename(&up.bare, fx.root.join("gone.git")).expect("move upstream away");
+    let (st, v) = refresh_wait(&client(), &s, "kb", &tok);
+    assert_eq!(st, StatusCode::SERVICE_UNAVAILABLE, "{v}");
+    let msg = v["error"]["message"].as_str().unwrap_or("");
+    assert!(msg.contains("fetch"), "{msg}");
+    let status = wait_status(&s, "kb", &tok, |_| true);
+    assert_eq!(status["commit"], head.as_str(), "{status}");
+    assert_eq!(status["entries"], 3, "{status}");
+    assert!(status["last_fetch"]["error"].is_string(), "{status}");
+}
