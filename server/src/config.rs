@@ -29,6 +29,13 @@ pub struct Config {
     /// Per-request timeout, seconds.
     #[serde(default = "default_timeout")]
     pub request_timeout_secs: u64,
+    /// Longest a client may take to send a request's headers, seconds (also the idle time
+    /// allowed between two requests on a kept-alive connection).
+    #[serde(default = "default_header_timeout")]
+    pub header_timeout_secs: u64,
+    /// Most connections open at once (lowered to fit the open-file limit).
+    #[serde(default = "default_max_connections")]
+    pub max_connections: usize,
     /// Artifacts kept per project for pinned clients (including the current one).
     #[serde(default = "default_keep")]
     pub keep_artifacts: usize,
@@ -83,6 +90,12 @@ fn default_max_body() -> usize {
 fn default_timeout() -> u64 {
     60
 }
+fn default_header_timeout() -> u64 {
+    10
+}
+fn default_max_connections() -> usize {
+    4096
+}
 fn default_keep() -> usize {
     5
 }
@@ -103,6 +116,8 @@ impl Config {
             anonymous_loopback: true,
             max_body_bytes: default_max_body(),
             request_timeout_secs: default_timeout(),
+            header_timeout_secs: default_header_timeout(),
+            max_connections: default_max_connections(),
             keep_artifacts: default_keep(),
             projects: vec![ProjectConfig {
                 name: "default".into(),
@@ -191,6 +206,9 @@ impl Config {
                     );
                 }
             }
+        }
+        if self.header_timeout_secs == 0 || self.max_connections == 0 {
+            bail!("header_timeout_secs and max_connections must be at least 1");
         }
         if self.keep_artifacts == 0 {
             bail!("keep_artifacts must be at least 1");

@@ -169,8 +169,44 @@ pub fn app(state: AppState) -> Router {
             StatusCode::REQUEST_TIMEOUT,
             timeout,
         ))
-        .layer(tower_http::trace::TraceLayer::new_for_http())
+        .layer(
+            tower_http::trace::TraceLayer::new_for_http().make_span_with(|req: &Request| {
+                tracing::debug_span!(
+                    "request",
+                    method = %req.method(),
+                    uri = %redacted_uri(req.uri()),
+                    version = ?req.version(),
+                )
+            }),
+        )
         .with_state(state)
+}
+
+/// The request target for logs, with the values of query parameters that may carry a
+/// credential (`token`, `access_token`, `key`, `secret`, `password`, `sig`…) replaced:
+/// helix reads tokens only from headers, but a client may still put one in a URL.
+pub fn redacted_uri(uri: &axum::http::Uri) -> String {
+    let Some(query) = uri.query() else {
+        return uri.path().to_string();
+    };
+    let parts: Vec<String> = query
+        .split('&')
+        .map(|pair| {
+            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+            let lower = name.to_ascii_lowercase();
+            let sensitive = [
+                "token", "key", "secret", "pass", "auth", "sig", "cred", "session",
+            ]
+            .iter()
+            .any(|w| lower.contains(w));
+            if sensitive && !value.is_empty() {
+                format!("{name}=[redacted]")
+            } else {
+                pair.to_string()
+            }
+        })
+        .collect();
+    format!("{}?{}", uri.path(), parts.join("&"))
 }
 
 async fn track(State(state): State<AppState>, req: Request, next: Next) -> Response {

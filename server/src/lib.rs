@@ -7,12 +7,12 @@ pub mod error;
 pub mod fsutil;
 pub mod git;
 pub mod http;
+pub mod listen;
 pub mod metrics;
 pub mod project;
 pub mod store;
 
 use std::future::Future;
-use std::net::SocketAddr;
 
 pub use config::Config;
 pub use error::AppError;
@@ -59,12 +59,12 @@ pub async fn serve(
         });
     }
     let router = app(state.clone());
-    axum::serve(
-        listener,
-        router.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(shutdown)
-    .await?;
+    let limits = listen::Limits {
+        header_timeout: std::time::Duration::from_secs(state.config.header_timeout_secs),
+        max_connections: listen::fit_connections(state.config.max_connections),
+    };
+    tracing::debug!(?limits, "accepting connections");
+    listen::serve(listener, router, limits, shutdown).await;
     tracing::info!("stopped accepting requests; finishing queued work");
     state.shutdown().await;
     Ok(())

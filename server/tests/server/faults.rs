@@ -385,3 +385,126 @@ fn a_waited_refresh_whose_fetch_fails_answers_an_error() {
     assert_eq!(status["entries"], 3, "{status}");
     assert!(status["last_fetch"]["error"].is_string(), "{status}");
 }
+
+/// Starts the server on `config` with debug logs captured in a file.
+fn start_logged(fx: &Fixture, log: &Path) -> Server {
+    let file = std::fs::File::create(log).expect("log file");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_helix-server"))
+        .arg("--config")
+        .arg(&fx.config)
+        .args(["--listen", "127.0.0.1:0"])
+        .arg("--data-dir")
+        .arg(&fx.data)
+        .env("RUST_LOG", "debug")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(file))
+        .spawn()
+        .expect("server starts");
+    let url = read_listen_line(&mut child);
+    Server {
+        child,
+        url,
+        config: fx.config.clone(),
+        data: fx.data.clone(),
+    }
+}
+
+/// Connections that send nothing, or their headers a byte at a time, are closed after
+/// `header_timeout_secs`; while they are open (even with every connection slot taken) other
+/// clients are served, at worst after that timeout.
+#[test]
+fn idle_and_slow_connections_are_closed_and_never_starve_others() {
+    use std::io::{Read, Write};
+    let fx = Fixture::new();
+    std::fs::write(
+        &fx.config,
+        "header_timeout_secs = 2\nmax_connections = 8\nanonymous_loopback = true\n[[projects]]\nname = \"kb\"\nseed_examples = true\n",
+    )
+    .expect("config");
+    let s = fx.start();
+    let addr = s.url.trim_start_matches("http://").to_string();
+    let started = Instant::now();
+    let mut idle: Vec<std::net::TcpStream> = (0..6)
+        .map(|_| std::net::TcpStream::connect(&addr).expect("connect"))
+        .collect();
+    let mut slow = std::net::TcpStream::connect(&addr).expect("connect");
+    let dripper = std::thread::spawn(move || {
+        // One header byte every 300 ms, for longer than the timeout allows.
+        for b in b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaa" {
+            if slow.write_all(&[*b]).is_err() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(300));
+        }
+        false
+    });
+    // A kept-alive connection that finished one request, then idles.
+    let mut kept = std::net::TcpStream::connect(&addr).expect("connect");
+    kept.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        .expect("write");
+    let mut buf = [0u8; 512];
+    let n = kept.read(&mut buf).expect("response");
+    assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
+    // All 8 slots are taken now; a normal client still gets its answer.
+    let r = client()
+        .get(s.u("/healthz"))
+        .send()
+        .expect("served despite idle sockets");
+    assert_eq!(r.status(), StatusCode::OK);
+    // Every idle connection is closed by the server (read returns 0 or an error).
+    idle.push(kept);
+    for c in &mut idle {
+        c.set_read_timeout(Some(Duration::from_secs(30)))
+            .expect("timeout");
+        let r = c.read(&mut buf);
+        assert!(
+            matches!(r, Ok(0) | Err(_))
+                && !matches!(&r, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+            "idle connection still open after {:?}: {r:?}",
+            started.elapsed()
+        );
+    }
+    assert!(
+        dripper.join().expect("dripper"),
+        "the slow client was never cut off"
+    );
+    let r = client().get(s.u("/healthz")).send().expect("served");
+    assert_eq!(r.status(), StatusCode::OK);
+}
+
+/// A token put in the query string (helix never reads it there) does not reach the logs,
+/// even at debug level; a header token never did.
+#[test]
+fn query_string_tokens_never_reach_the_logs() {
+    let mut fx = Fixture::new();
+    let up = Upstream::new(&fx.root, "kb");
+    fx.configure(&[("kb", Some(&up.url()))], None);
+    let log = fx.root.join("server.log");
+    let s = start_logged(&fx, &log);
+    let tok = fx.tok("kb/reader").to_string();
+    let c = client();
+    for q in [
+        format!("?token={tok}"),
+        format!("?access_token={tok}&x=1"),
+        format!("?commit=abcd&api_key={tok}"),
+    ] {
+        let _ = c
+            .get(s.u(&format!("/v1/projects/kb/status{q}")))
+            .bearer_auth(&tok)
+            .send()
+            .expect("request");
+    }
+    let _ = c.get(s.u(&format!("/nowhere?token={tok}"))).send();
+    drop(s);
+    let text = std::fs::read_to_string(&log).expect("log");
+    assert!(
+        text.contains("/v1/projects/kb/status"),
+        "requests are logged: {text}"
+    );
+    assert!(text.contains("token=[redacted]"), "{text}");
+    assert!(!text.contains(&tok), "a token reached the log:\n{text}");
+    assert!(
+        !text.contains(&tok[tok.len() - 12..]),
+        "part of a token reached the log"
+    );
+}
