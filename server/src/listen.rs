@@ -59,7 +59,9 @@ fn raise_nofile_limit() -> u64 {
             lim.rlim_cur = lim.rlim_max;
         }
     }
-    lim.rlim_cur as u64
+    #[allow(clippy::unnecessary_cast)] // rlim_t is not u64 on every unix
+    let cur = lim.rlim_cur as u64;
+    cur
 }
 
 #[cfg(not(unix))]
