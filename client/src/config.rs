@@ -182,6 +182,19 @@ impl ProjectConfig {
 pub struct UserConfig {
     #[serde(default)]
     pub servers: std::collections::BTreeMap<String, ServerUserConfig>,
+    /// `[sync]`: network bounds of `helix sync` (see `sync::NetLimits`).
+    #[serde(default)]
+    pub sync: SyncUserConfig,
+}
+
+/// `[sync]` of the user config; unset keys keep their defaults.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SyncUserConfig {
+    pub connect_timeout_secs: Option<u64>,
+    pub stall_timeout_secs: Option<u64>,
+    pub timeout_secs: Option<u64>,
+    pub max_artifact_bytes: Option<u64>,
 }
 
 /// Per-server settings in the user config. Server tokens are per project, so a project's

@@ -132,6 +132,52 @@ fn write_replace(path: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()
     res
 }
 
+/// Removes temporary files that a killed helix process left in `dir`: names of the form
+/// `.<name>.<pid>.<hex>.tmp` (written by [`write_atomic`] and downloads) whose process is
+/// gone, or that are more than a day old. Errors are ignored: this is housekeeping.
+pub fn remove_stale_temps(dir: &Path) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let day = std::time::Duration::from_secs(24 * 3600);
+    for e in rd.flatten() {
+        let name = e.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let Some(stem) = name.strip_prefix('.').and_then(|n| n.strip_suffix(".tmp")) else {
+            continue;
+        };
+        let mut parts = stem.rsplit('.');
+        let (Some(hex), Some(pid)) = (parts.next(), parts.next()) else {
+            continue;
+        };
+        let Ok(pid) = pid.parse::<u32>() else {
+            continue;
+        };
+        if hex.is_empty() || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            continue;
+        }
+        let old = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > day);
+        if old || (pid != std::process::id() && !process_alive(pid)) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// Whether process `pid` exists (Linux: `/proc`; elsewhere assumed alive, so only the
+/// age rule applies).
+fn process_alive(pid: u32) -> bool {
+    if cfg!(target_os = "linux") {
+        Path::new("/proc").join(pid.to_string()).exists()
+    } else {
+        true
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

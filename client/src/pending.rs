@@ -147,6 +147,7 @@ pub fn store(cfg: &ProjectConfig, new: NewEntry) -> Result<Stored> {
 
     let dir = crate::paths::pending_dir(&project);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    crate::paths::remove_stale_temps(&dir);
     let key = new_key();
     let path = dir.join(format!("{key}.md"));
     crate::paths::write_atomic(&path, text.as_bytes())
@@ -287,6 +288,27 @@ pub fn mark_acked(project: &str, file: &PendingFile, id: &str, generation: u64) 
     Ok(())
 }
 
+/// Moves a pending file the server refused for good into `rejected/`, with the reason beside
+/// it (`<key>.reason`), out of the push queue. Returns where the entry now is.
+pub fn mark_rejected(file: &PendingFile, why: &str) -> Result<PathBuf> {
+    let dir = file
+        .path
+        .parent()
+        .map(|p| p.join("rejected"))
+        .unwrap_or_else(|| PathBuf::from("rejected"));
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    // The reason first: a crash between the two leaves the entry queued, and the next sync
+    // gets the same refusal.
+    crate::paths::write_atomic(
+        &dir.join(format!("{}.reason", file.key)),
+        format!("{why}\n").as_bytes(),
+    )?;
+    let dest = dir.join(format!("{}.md", file.key));
+    std::fs::rename(&file.path, &dest)
+        .with_context(|| format!("moving {} to {}", file.path.display(), dir.display()))?;
+    Ok(dest)
+}
+
 /// Acknowledged entries of `project` still waiting for a synced artifact.
 pub fn list_acked(project: &str) -> Vec<Acked> {
     let dir = acked_dir(project);
@@ -323,6 +345,7 @@ pub fn list_acked(project: &str) -> Vec<Acked> {
 /// Forgets acknowledged entries that the cached artifact (of `synced_generation`) now
 /// contains, and rebuilds the overlay if anything changed. Returns how many were dropped.
 pub fn drop_acked(project: &str, synced_generation: u64) -> Result<usize> {
+    remove_orphan_acks(project);
     let mut dropped = 0;
     for a in list_acked(project) {
         if a.generation <= synced_generation {
@@ -335,6 +358,30 @@ pub fn drop_acked(project: &str, synced_generation: u64) -> Result<usize> {
         rebuild_overlay(project)?;
     }
     Ok(dropped)
+}
+
+/// `acked/<key>.json` without its entry, in `acked/` or still queued, is what a process
+/// killed inside [`mark_acked`] leaves (or a hand-deleted entry): nothing reads it again.
+fn remove_orphan_acks(project: &str) {
+    let dir = acked_dir(project);
+    let Ok(rd) = std::fs::read_dir(&dir) else {
+        return;
+    };
+    let queued = crate::paths::pending_dir(project);
+    for de in rd.flatten() {
+        let path = de.path();
+        let Some(key) = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_suffix(".json"))
+        else {
+            continue;
+        };
+        let md = format!("{key}.md");
+        if !dir.join(&md).exists() && !queued.join(&md).exists() {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
 }
 
 fn overlay_entry(path: &Path, id: &str, key: &str, marker: &str) -> Option<Entry> {

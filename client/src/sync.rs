@@ -183,12 +183,97 @@ fn short(commit: &str) -> &str {
     commit.get(..7).unwrap_or(commit)
 }
 
-/// The blocking HTTP client for `server`: short connect timeout so an unreachable server
-/// never hangs; `timeout` bounds a whole request including the body.
-pub fn http_client(server: &str, timeout: Duration) -> Result<reqwest::blocking::Client> {
+/// Bounds on a sync's network use: user config `[sync]`, each overridable by an environment
+/// variable (for scripts and tests). A server that never answers, drip-feeds bytes or sends
+/// more than any artifact could be costs a bounded time and disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NetLimits {
+    /// Connecting (TCP and TLS): `connect_timeout_secs`, `HELIX_CONNECT_TIMEOUT`.
+    pub connect: Duration,
+    /// No progress: waiting this long for the response head or for a read gives up, and so
+    /// does receiving less than [`MIN_BYTES_PER_SEC`] over such a window:
+    /// `stall_timeout_secs`, `HELIX_STALL_TIMEOUT`.
+    pub stall: Duration,
+    /// A whole download: `timeout_secs`, `HELIX_SYNC_TIMEOUT`.
+    pub total: Duration,
+    /// Largest artifact accepted: `max_artifact_bytes`, `HELIX_MAX_ARTIFACT_BYTES`.
+    pub max_bytes: u64,
+}
+
+/// A transfer slower than this over a whole stall window is given up.
+pub const MIN_BYTES_PER_SEC: u64 = 1024;
+
+impl Default for NetLimits {
+    fn default() -> NetLimits {
+        NetLimits {
+            connect: Duration::from_secs(5),
+            stall: Duration::from_secs(15),
+            total: Duration::from_secs(600),
+            max_bytes: 2 << 30,
+        }
+    }
+}
+
+impl NetLimits {
+    /// The user's limits: defaults, then `[sync]` of the user config, then the environment.
+    pub fn load() -> Result<NetLimits> {
+        let mut l = NetLimits::default();
+        let user = crate::config::UserConfig::load()?;
+        let s = &user.sync;
+        let secs = |v: Option<u64>, d: Duration| v.map_or(d, Duration::from_secs);
+        l.connect = secs(s.connect_timeout_secs, l.connect);
+        l.stall = secs(s.stall_timeout_secs, l.stall);
+        l.total = secs(s.timeout_secs, l.total);
+        l.max_bytes = s.max_artifact_bytes.unwrap_or(l.max_bytes);
+        let env = |name: &str| -> Result<Option<u64>> {
+            match std::env::var(name) {
+                Ok(v) if !v.trim().is_empty() => v
+                    .trim()
+                    .parse()
+                    .map(Some)
+                    .with_context(|| format!("{name}={v:?} is not a whole number")),
+                _ => Ok(None),
+            }
+        };
+        l.connect = secs(env("HELIX_CONNECT_TIMEOUT")?, l.connect);
+        l.stall = secs(env("HELIX_STALL_TIMEOUT")?, l.stall);
+        l.total = secs(env("HELIX_SYNC_TIMEOUT")?, l.total);
+        l.max_bytes = env("HELIX_MAX_ARTIFACT_BYTES")?.unwrap_or(l.max_bytes);
+        anyhow::ensure!(
+            !l.connect.is_zero() && !l.stall.is_zero() && !l.total.is_zero() && l.max_bytes > 0,
+            "sync limits must be at least 1 (connect, stall and total seconds; max_artifact_bytes)"
+        );
+        Ok(l)
+    }
+}
+
+/// The blocking HTTP client for `server`. `limits.stall` bounds the wait for a response head
+/// and every read; redirects are followed only within the same origin (a token is never
+/// sent elsewhere) and, for `writes`, not at all: an entry is only ever posted to the
+/// configured server.
+pub fn http_client(
+    server: &str,
+    limits: &NetLimits,
+    writes: bool,
+) -> Result<reqwest::blocking::Client> {
+    let origin = reqwest::Url::parse(server)
+        .with_context(|| format!("server URL `{server}`"))?
+        .origin();
+    let policy = if writes {
+        reqwest::redirect::Policy::none()
+    } else {
+        reqwest::redirect::Policy::custom(move |a| {
+            if a.previous().len() >= 5 || a.url().origin() != origin {
+                a.stop()
+            } else {
+                a.follow()
+            }
+        })
+    };
     let mut b = reqwest::blocking::Client::builder()
-        .connect_timeout(Duration::from_secs(3))
-        .timeout(timeout)
+        .connect_timeout(limits.connect)
+        .timeout(limits.stall)
+        .redirect(policy)
         .user_agent(concat!("helix/", env!("CARGO_PKG_VERSION")));
     if server.starts_with("http://") {
         // Plain HTTP never needs the system's root certificates; loading them costs
@@ -224,8 +309,8 @@ pub fn transport_reason(e: &reqwest::Error) -> String {
     msg
 }
 
-/// `code: message` from a JSON error body, or the status line.
-fn http_error(status: reqwest::StatusCode, body: &str) -> String {
+/// The `code` and `message` of a JSON error body (`{"error": {"code", "message"}}`).
+fn error_body(body: &str) -> Option<(String, String)> {
     #[derive(Deserialize)]
     struct Inner {
         code: String,
@@ -235,24 +320,32 @@ fn http_error(status: reqwest::StatusCode, body: &str) -> String {
     struct Outer {
         error: Inner,
     }
-    match serde_json::from_str::<Outer>(body) {
-        Ok(o) => format!(
-            "server answered {} {}: {}",
-            status.as_u16(),
-            o.error.code,
-            o.error.message
-        ),
-        Err(_) => {
-            let b: String = body.chars().take(200).collect();
-            format!(
-                "server answered {status}{}",
-                if b.trim().is_empty() {
-                    String::new()
-                } else {
-                    format!(": {}", b.trim())
-                }
-            )
-        }
+    serde_json::from_str::<Outer>(body)
+        .ok()
+        .map(|o| (o.error.code, o.error.message))
+}
+
+/// `code: message` from a JSON error body, or the status line.
+fn http_error(status: reqwest::StatusCode, body: &str) -> String {
+    match error_body(body) {
+        Some((code, message)) => format!("server answered {} {code}: {message}", status.as_u16()),
+        None => format!("server answered {status}{}", excerpt(body)),
+    }
+}
+
+/// `: <the start of body>` on one line, or nothing for an empty body.
+fn excerpt(body: &str) -> String {
+    let one_line: String = body
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .chars()
+        .take(120)
+        .collect();
+    if one_line.is_empty() {
+        String::new()
+    } else {
+        format!(": {one_line}")
     }
 }
 
@@ -265,9 +358,28 @@ struct Ctx<'a> {
     http: &'a reqwest::blocking::Client,
     server: &'a str,
     token: Option<&'a str>,
+    limits: &'a NetLimits,
 }
 
 impl Ctx<'_> {
+    /// A transport failure, saying which bound gave up when it was a timeout.
+    fn offline(&self, e: &reqwest::Error) -> Failure {
+        let why = if e.is_timeout() && e.is_connect() {
+            format!(
+                "could not connect within {} s (`connect_timeout_secs`)",
+                self.limits.connect.as_secs()
+            )
+        } else if e.is_timeout() {
+            format!(
+                "timed out: no answer within {} s (`stall_timeout_secs`)",
+                self.limits.stall.as_secs()
+            )
+        } else {
+            transport_reason(e)
+        };
+        Failure::Offline(why)
+    }
+
     fn req(&self, rb: reqwest::blocking::RequestBuilder) -> reqwest::blocking::RequestBuilder {
         match self.token {
             Some(t) => rb.bearer_auth(t),
@@ -276,84 +388,161 @@ impl Ctx<'_> {
     }
 }
 
-/// Pushes the pending entries of `project`. Returns (pushed, rejected) counts.
+/// The server's acknowledgement of a stored entry (docs/http-api.md). Only a response that
+/// parses as this proves the entry is in git.
+#[derive(Debug, Deserialize)]
+struct Ack {
+    id: String,
+    path: String,
+    commit: String,
+    generation: u64,
+}
+
+impl Ack {
+    fn plausible(&self) -> bool {
+        let hex = |s: &str| (4..=64).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_hexdigit());
+        self.id.ends_with(".md")
+            && self.path.ends_with(self.id.as_str())
+            && !self.id.split('/').any(|c| c.is_empty() || c == "..")
+            && hex(&self.commit)
+    }
+}
+
+/// Whether a refusal is final: the same entry will never be accepted, so it leaves the
+/// push queue (kept in `rejected/` with the reason) instead of blocking the ones after it.
+fn refusal_is_final(status: reqwest::StatusCode, code: Option<&str>) -> bool {
+    use reqwest::StatusCode as S;
+    matches!(
+        status,
+        S::UNPROCESSABLE_ENTITY | S::BAD_REQUEST | S::PAYLOAD_TOO_LARGE
+    ) || (status == S::CONFLICT && code == Some("topic_conflict"))
+}
+
+/// Pushes the pending entries of `project`. Returns (pushed, rejected) counts. A pending
+/// file leaves the queue only on a documented acknowledgement from the configured server,
+/// or on a final refusal (then it is kept in `rejected/`).
 fn push_pending(ctx: &Ctx<'_>, project: &str) -> Result<(usize, usize), Failure> {
     let files = pending::list(project).map_err(|e| Failure::Other(format!("{e:#}")))?;
+    if files.is_empty() {
+        return Ok((0, 0));
+    }
+    let writer =
+        http_client(ctx.server, ctx.limits, true).map_err(|e| Failure::Other(format!("{e:#}")))?;
     let (mut pushed, mut rejected) = (0, 0);
     let url = format!("{}/v1/projects/{project}/entries", ctx.server);
+    let stop = |pushed: usize, f: Failure| {
+        if pushed > 0 {
+            let _ = pending::rebuild_overlay(project);
+        }
+        Err(f)
+    };
     for f in files {
         let body = serde_json::json!({
             "topic": f.new.topic, "title": f.new.title, "body": f.new.body,
             "tags": f.new.tags, "sources": f.new.sources,
         });
+        // The server may batch, commit, push and compile before answering.
+        let rb = writer
+            .post(&url)
+            .timeout(ctx.limits.stall.max(Duration::from_secs(60)));
         let resp = ctx
-            .req(ctx.http.post(&url).timeout(Duration::from_secs(30)))
+            .req(rb)
             .header("Idempotency-Key", &f.key)
             .json(&body)
             .send();
         let resp = match resp {
             Ok(r) => r,
-            Err(e) => {
-                if pushed > 0 {
-                    let _ = pending::rebuild_overlay(project);
-                }
-                return Err(Failure::Offline(transport_reason(&e)));
-            }
+            Err(e) => return stop(pushed, ctx.offline(&e)),
         };
         let status = resp.status();
+        if status.is_redirection() {
+            let to = resp
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("elsewhere")
+                .to_string();
+            return stop(
+                pushed,
+                Failure::Other(format!(
+                    "pushing pending entries: the server redirected the write ({status} to {to}); \
+                     helix never follows redirects for writes: set `server` in .helix.toml to the helix server's own URL"
+                )),
+            );
+        }
         if status == reqwest::StatusCode::OK || status == reqwest::StatusCode::CREATED {
+            let ctype = resp
+                .headers()
+                .get(reqwest::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("no content type")
+                .to_string();
+            let text = resp.text().unwrap_or_default();
+            let ack = serde_json::from_str::<Ack>(&text)
+                .ok()
+                .filter(Ack::plausible);
+            let Some(ack) = ack else {
+                // A sign-in page from a proxy, a captive portal, another service: nothing
+                // says the entry is stored, so it stays queued.
+                return stop(
+                    pushed,
+                    Failure::Other(format!(
+                        "pushing pending entries: the server answered {status} ({ctype}) without an acknowledgement{}; \
+                         is `{}` the helix server (not a proxy's sign-in page)?",
+                        excerpt(&text),
+                        ctx.server
+                    )),
+                );
+            };
             // Acknowledged: only now may the file leave the push queue. A crash before this
             // leaves it in place; the retry carries the same key and the server answers 200.
             // It stays visible (overlay) until a synced artifact of that generation arrives.
-            #[derive(Deserialize)]
-            struct Created {
-                id: String,
-                generation: u64,
-            }
-            let created = resp.json::<Created>().ok();
-            let moved = created
-                .as_ref()
-                .is_some_and(|c| pending::mark_acked(project, &f, &c.id, c.generation).is_ok());
-            if !moved {
-                let _ = std::fs::remove_file(&f.path);
+            if let Err(e) = pending::mark_acked(project, &f, &ack.id, ack.generation) {
+                // Still pending: the next sync posts it again and gets the same answer.
+                return stop(
+                    pushed,
+                    Failure::Other(format!(
+                        "recording the acknowledgement of `{}`: {e:#}",
+                        f.new.title
+                    )),
+                );
             }
             pushed += 1;
-        } else if status == reqwest::StatusCode::UNPROCESSABLE_ENTITY
-            || status == reqwest::StatusCode::BAD_REQUEST
-            || status == reqwest::StatusCode::PAYLOAD_TOO_LARGE
-        {
+            continue;
+        }
+        let text = resp.text().unwrap_or_default();
+        let code = error_body(&text).map(|(c, _)| c);
+        if refusal_is_final(status, code.as_deref()) {
             // The server will never accept it: keep it, out of the push queue, with the reason.
-            let text = resp.text().unwrap_or_default();
             let why = http_error(status, &text);
-            let dir = f
-                .path
-                .parent()
-                .map(|p| p.join("rejected"))
-                .unwrap_or_default();
-            let _ = std::fs::create_dir_all(&dir);
-            let dest = dir.join(format!("{}.md", f.key));
-            let _ = std::fs::write(dir.join(format!("{}.reason", f.key)), format!("{why}\n"));
-            let _ = std::fs::rename(&f.path, &dest);
-            eprintln!(
-                "helix: {project}: entry `{}` rejected ({why}); kept in {}",
-                f.new.title,
-                dest.display()
-            );
+            match pending::mark_rejected(&f, &why) {
+                Ok(dest) => eprintln!(
+                    "helix: {project}: entry `{}` rejected ({why}); kept in {}",
+                    f.new.title,
+                    dest.display()
+                ),
+                Err(e) => {
+                    return stop(
+                        pushed,
+                        Failure::Other(format!(
+                            "setting aside refused entry `{}`: {e:#}",
+                            f.new.title
+                        )),
+                    );
+                }
+            }
             rejected += 1;
         } else {
-            if pushed > 0 {
-                let _ = pending::rebuild_overlay(project);
-            }
-            let text = resp.text().unwrap_or_default();
-            return Err(Failure::Other(format!(
-                "pushing pending entries: {}",
-                http_error(status, &text)
-            )));
+            return stop(
+                pushed,
+                Failure::Other(format!(
+                    "pushing pending entries: {}",
+                    http_error(status, &text)
+                )),
+            );
         }
     }
-    if pushed + rejected > 0 {
-        pending::rebuild_overlay(project).map_err(|e| Failure::Other(format!("{e:#}")))?;
-    }
+    pending::rebuild_overlay(project).map_err(|e| Failure::Other(format!("{e:#}")))?;
     Ok((pushed, rejected))
 }
 
@@ -378,9 +567,7 @@ fn fetch(ctx: &Ctx<'_>, project: &str, dir: &Path, quiet: bool) -> Result<Fetche
     if let Some(etag) = old.as_ref().and_then(|m| m.etag.as_ref()) {
         rb = rb.header(reqwest::header::IF_NONE_MATCH, etag);
     }
-    let mut resp = rb
-        .send()
-        .map_err(|e| Failure::Offline(transport_reason(&e)))?;
+    let mut resp = rb.send().map_err(|e| ctx.offline(&e))?;
     let status = resp.status();
     let now = crate::compile::now_secs();
     if status == reqwest::StatusCode::NOT_MODIFIED {
@@ -409,32 +596,7 @@ fn fetch(ctx: &Ctx<'_>, project: &str, dir: &Path, quiet: bool) -> Result<Fetche
     std::fs::create_dir_all(dir)
         .map_err(|e| Failure::Other(format!("creating {}: {e}", dir.display())))?;
     let tmp = temp_path(dir);
-    let len = resp.content_length();
-    let res = (|| -> Result<()> {
-        let mut file =
-            std::fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-        let show =
-            !quiet && std::io::stderr().is_terminal() && len.is_some_and(|l| l >= PROGRESS_BYTES);
-        if show {
-            let pb = indicatif::ProgressBar::new(len.unwrap_or(0));
-            pb.set_message(project.to_string());
-            let mut r = pb.wrap_read(&mut resp);
-            std::io::copy(&mut r, &mut file).map_err(|e| anyhow!("download interrupted: {e}"))?;
-            pb.finish_and_clear();
-        } else {
-            std::io::copy(&mut resp, &mut file)
-                .map_err(|e| anyhow!("download interrupted: {e}"))?;
-        }
-        file.sync_all()?;
-        if let Some(l) = len {
-            let got = file.metadata()?.len();
-            anyhow::ensure!(
-                got == l,
-                "download rejected: truncated ({got} of {l} bytes)"
-            );
-        }
-        Ok(())
-    })();
+    let res = download(&mut resp, &tmp, ctx.limits, project, quiet);
     if let Err(e) = res {
         let _ = std::fs::remove_file(&tmp);
         return Err(Failure::Other(format!("{e:#}")));
@@ -455,6 +617,132 @@ fn fetch(ctx: &Ctx<'_>, project: &str, dir: &Path, quiet: bool) -> Result<Fetche
     })
 }
 
+/// Streams an artifact response into `tmp`, within `limits`: the total deadline, a minimum
+/// rate over every stall window, and a size cap — checked against `Content-Length` before
+/// anything is written and against the size the artifact's own header declares as soon as
+/// its first bytes arrive. The caller removes `tmp` on error.
+fn download(
+    resp: &mut reqwest::blocking::Response,
+    tmp: &Path,
+    limits: &NetLimits,
+    project: &str,
+    quiet: bool,
+) -> Result<()> {
+    use std::io::{Read, Write};
+    let len = resp.content_length();
+    if let Some(l) = len
+        && l > limits.max_bytes
+    {
+        anyhow::bail!(
+            "download rejected: the artifact is {l} bytes, over the limit of {} (`max_artifact_bytes` in [sync] of {})",
+            limits.max_bytes,
+            crate::paths::user_config_file().display()
+        );
+    }
+    let mut file =
+        std::fs::File::create(tmp).with_context(|| format!("creating {}", tmp.display()))?;
+    let show =
+        !quiet && std::io::stderr().is_terminal() && len.is_some_and(|l| l >= PROGRESS_BYTES);
+    let pb = show.then(|| {
+        let pb = indicatif::ProgressBar::new(len.unwrap_or(0));
+        pb.set_message(project.to_string());
+        pb
+    });
+    let started = std::time::Instant::now();
+    let (mut window_start, mut window_got) = (started, 0u64);
+    let mut declared: Option<u64> = None;
+    let mut head = Vec::with_capacity(helix_index_format::DECLARED_LEN_PREFIX);
+    let mut got = 0u64;
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match resp.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e)
+                if e.kind() == std::io::ErrorKind::TimedOut
+                    || e.to_string().contains("timed out") =>
+            {
+                anyhow::bail!(
+                    "download stalled: no data for {} s ({got} bytes received; `stall_timeout_secs` in [sync])",
+                    limits.stall.as_secs()
+                )
+            }
+            Err(e) => anyhow::bail!("download interrupted after {got} bytes: {e}"),
+        };
+        got += n as u64;
+        let cap = declared.unwrap_or(limits.max_bytes);
+        if got > cap {
+            anyhow::bail!(
+                "download rejected: more than {cap} bytes ({})",
+                if declared.is_some() {
+                    "the size the artifact declares"
+                } else {
+                    "`max_artifact_bytes` in [sync]"
+                }
+            );
+        }
+        if declared.is_none() && head.len() < helix_index_format::DECLARED_LEN_PREFIX {
+            let want = helix_index_format::DECLARED_LEN_PREFIX - head.len();
+            head.extend_from_slice(&buf[..n.min(want)]);
+            if head.len() == helix_index_format::DECLARED_LEN_PREFIX {
+                let d = helix_index_format::declared_len(&head)
+                    .map_err(|e| anyhow!("download rejected: {e}"))?;
+                if d > limits.max_bytes {
+                    anyhow::bail!(
+                        "download rejected: the artifact declares {d} bytes, over the limit of {} (`max_artifact_bytes` in [sync])",
+                        limits.max_bytes
+                    );
+                }
+                if len.is_some_and(|l| l != d) {
+                    anyhow::bail!(
+                        "download rejected: Content-Length {} but the artifact declares {d} bytes",
+                        len.unwrap_or(0)
+                    );
+                }
+                if got > d {
+                    anyhow::bail!("download rejected: more bytes than the artifact declares ({d})");
+                }
+                declared = Some(d);
+            }
+        }
+        file.write_all(&buf[..n])
+            .with_context(|| format!("writing {}", tmp.display()))?;
+        if let Some(pb) = &pb {
+            pb.inc(n as u64);
+        }
+        let now = std::time::Instant::now();
+        if now.duration_since(started) > limits.total {
+            anyhow::bail!(
+                "download took longer than {} s ({got} of {} bytes; `timeout_secs` in [sync])",
+                limits.total.as_secs(),
+                declared.or(len).map_or("?".to_string(), |d| d.to_string())
+            );
+        }
+        let window = now.duration_since(window_start);
+        if window >= limits.stall {
+            let rate = (got - window_got) / window.as_secs().max(1);
+            if rate < MIN_BYTES_PER_SEC {
+                anyhow::bail!(
+                    "download too slow: {} bytes in the last {} s (under {MIN_BYTES_PER_SEC} bytes/s)",
+                    got - window_got,
+                    window.as_secs()
+                );
+            }
+            (window_start, window_got) = (now, got);
+        }
+    }
+    if let Some(pb) = pb {
+        pb.finish_and_clear();
+    }
+    file.sync_all()?;
+    if let Some(d) = declared.or(len)
+        && got != d
+    {
+        anyhow::bail!("download rejected: truncated ({got} of {d} bytes)");
+    }
+    Ok(())
+}
+
 fn cache_age_note(dir: &Path) -> String {
     match read_meta(dir).filter(|_| dir.join(INDEX_FILE).exists()) {
         Some(m) => format!(
@@ -468,6 +756,7 @@ fn cache_age_note(dir: &Path) -> String {
 /// Syncs one server project: push pending entries, then fetch the artifact.
 pub fn sync_project(
     http: &reqwest::blocking::Client,
+    limits: &NetLimits,
     server: &str,
     token: Option<&str>,
     project: &str,
@@ -478,11 +767,25 @@ pub fn sync_project(
         http,
         server,
         token,
+        limits,
     };
+    // Left by a sync or store that was killed: nothing else ever removes them.
+    crate::paths::remove_stale_temps(dir);
+    crate::paths::remove_stale_temps(&crate::paths::pending_dir(project));
     let fail = |f: Failure| -> Report {
         let line = match f {
-            Failure::Offline(why) => format!("{project}: offline: {why}, {}", cache_age_note(dir)),
-            Failure::Other(why) => format!("{project}: error: {why}; {}", cache_age_note(dir)),
+            Failure::Offline(why) => {
+                format!(
+                    "{project}: offline: {why} ({server}), {}",
+                    cache_age_note(dir)
+                )
+            }
+            Failure::Other(why) => {
+                format!(
+                    "{project}: error: {why} ({server}); {}",
+                    cache_age_note(dir)
+                )
+            }
         };
         let left = pending::count(project);
         let line = if left > 0 {
@@ -565,12 +868,14 @@ pub fn sync_all(cfg: &ProjectConfig, quiet: bool) -> Result<Vec<Report>> {
         }
         return Ok(out);
     };
-    let http = http_client(server, Duration::from_secs(60))?;
+    let limits = NetLimits::load()?;
+    let http = http_client(server, &limits, false)?;
     let mut out = Vec::new();
     for p in &cfg.projects {
         let token = crate::config::token_for(server, p)?;
         out.push(sync_project(
             &http,
+            &limits,
             server,
             token.as_deref(),
             p,

@@ -19,7 +19,7 @@ pub use entry::{
     render_entry, slugify,
 };
 pub use error::FormatError;
-pub use read::{EntryRef, Index, Meta, TopicCount};
+pub use read::{DECLARED_LEN_PREFIX, EntryRef, Index, Meta, TopicCount, declared_len};
 pub use search::{Hit, Mode, SearchOptions};
 pub use tokenize::{TOKENIZER_VERSION, Token, TokenKind, tokenize};
 pub use validate::{NewEntry, SecretFinding, ValidationError, find_secret, validate_new_entry};

@@ -16,6 +16,52 @@ use crate::layout::*;
 use crate::search::{Hit, SearchOptions};
 
 /// Header facts of an open artifact.
+/// Bytes of an artifact's start that [`declared_len`] needs.
+pub const DECLARED_LEN_PREFIX: usize = std::mem::offset_of!(Header, file_len) + 8;
+
+/// The total length an artifact declares in its header, from its first
+/// [`DECLARED_LEN_PREFIX`] bytes: lets a download be bounded (and a server that sends
+/// something else be refused) before the rest arrives. Checks the magic and version only.
+pub fn declared_len(prefix: &[u8]) -> Result<u64, FormatError> {
+    let got = prefix.len() as u64;
+    let too_small = FormatError::TooSmall {
+        expected: DECLARED_LEN_PREFIX as u64,
+        got,
+    };
+    let head = prefix.get(..DECLARED_LEN_PREFIX).ok_or(too_small)?;
+    let mut magic = [0u8; 8];
+    magic.copy_from_slice(&head[..8]);
+    if magic != MAGIC {
+        return Err(FormatError::BadMagic { got: magic });
+    }
+    let word = |at: usize| {
+        let mut b = [0u8; 4];
+        b.copy_from_slice(&head[at..at + 4]);
+        u32::from_le_bytes(b)
+    };
+    let (version, needs) = (
+        word(std::mem::offset_of!(Header, version)),
+        word(std::mem::offset_of!(Header, min_reader_version)),
+    );
+    if version < MIN_READ_VERSION {
+        return Err(FormatError::UnsupportedVersion {
+            got: version,
+            min: MIN_READ_VERSION,
+            max: FORMAT_VERSION,
+        });
+    }
+    if needs > FORMAT_VERSION {
+        return Err(FormatError::TooNew {
+            needs,
+            max: FORMAT_VERSION,
+        });
+    }
+    let at = std::mem::offset_of!(Header, file_len);
+    let mut len = [0u8; 8];
+    len.copy_from_slice(&head[at..at + 8]);
+    Ok(u64::from_le_bytes(len))
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Meta<'a> {
     pub format_version: u32,

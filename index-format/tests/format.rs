@@ -355,6 +355,30 @@ fn open_rejects_with_typed_errors() {
     assert!(matches!(index.verify(), Err(FormatError::Checksum { .. })));
 }
 
+#[test]
+fn declared_len_reads_the_size_from_the_first_bytes_only() {
+    let good = artifact();
+    let prefix = &good[..helix_index_format::DECLARED_LEN_PREFIX];
+    assert_eq!(
+        helix_index_format::declared_len(prefix),
+        Ok(good.len() as u64)
+    );
+    assert!(matches!(
+        helix_index_format::declared_len(&good[..10]),
+        Err(FormatError::TooSmall { .. })
+    ));
+    assert!(matches!(
+        helix_index_format::declared_len(b"<!DOCTYPE html><html><head><title>Sign in"),
+        Err(FormatError::BadMagic { .. })
+    ));
+    let mut newer = prefix.to_vec();
+    newer[12..16].copy_from_slice(&99u32.to_le_bytes());
+    assert!(matches!(
+        helix_index_format::declared_len(&newer),
+        Err(FormatError::TooNew { needs: 99, .. })
+    ));
+}
+
 /// Runs every query over possibly damaged bytes; any outcome but a panic is fine.
 fn exercise(bytes: &[u8]) {
     let Ok(index) = Index::open(bytes) else {

@@ -4,7 +4,6 @@
 use crate::knowledge::INDEX_FILE;
 use anyhow::Result;
 use std::process::ExitCode;
-use std::time::Duration;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {}
@@ -71,7 +70,8 @@ pub fn run(_a: Args) -> Result<ExitCode> {
                 false
             }
         };
-        let http = crate::sync::http_client(server, Duration::from_secs(10))?;
+        let limits = crate::sync::NetLimits::load()?;
+        let http = crate::sync::http_client(server, &limits, false)?;
         match http.get(format!("{server}/healthz")).send() {
             Ok(r) if r.status().is_success() => out.ok(&format!("server {server} reachable")),
             Ok(r) => out.fix(

@@ -31,6 +31,7 @@ pub fn run(args: &HookArgs) -> ExitCode {
 
 /// Runs the hook `event` reading stdin; prints its answer, if any; always exits 0.
 pub fn run_event(event: &str) -> ExitCode {
+    exit_quietly_on_sigbus();
     // Last resort: handlers avoid panics, but a panic must still end in "print nothing".
     let out = std::panic::catch_unwind(|| answer(event)).ok().flatten();
     if let Some(text) = out {
@@ -41,6 +42,30 @@ pub fn run_event(event: &str) -> ExitCode {
     }
     ExitCode::SUCCESS
 }
+
+/// A mapped artifact that another program truncates or rewrites in place (`cp` over it, a
+/// backup restore; helix itself only ever renames a new file over it) raises SIGBUS when a
+/// page past the new end is read. A hook then exits 0 having printed nothing, as for any
+/// other broken cache: the answer is printed only after every read of the mapping is done.
+#[cfg(unix)]
+#[allow(unsafe_code)]
+fn exit_quietly_on_sigbus() {
+    extern "C" fn on_sigbus(_: libc::c_int) {
+        // SAFETY: `_exit` is async-signal-safe; nothing has been printed yet.
+        unsafe { libc::_exit(0) }
+    }
+    // SAFETY: a zeroed sigaction with a plain handler and an empty mask is valid; this runs
+    // on the hook's only thread before anything is mapped.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_sigbus as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(libc::SIGBUS, &action, std::ptr::null_mut());
+    }
+}
+
+#[cfg(not(unix))]
+fn exit_quietly_on_sigbus() {}
 
 fn answer(event: &str) -> Option<String> {
     let Some(bytes) = input::read_stdin() else {
