@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 
+mod yaml_suite;
+
 use helix_index_format::layout::{FORMAT_VERSION, Header, SectionEntry};
 use helix_index_format::{
     BuildInfo, Entry, FormatError, Index, Mode, SearchOptions, TOKENIZER_VERSION, build,
@@ -637,4 +639,25 @@ fn search_ranges_are_the_dictionary_postings_and_lengths() {
     for term in ["rebase", "cachedentry", "東"] {
         assert!(texts.contains(term), "{term} not in {texts:?}");
     }
+}
+
+/// The YAML test suite through the front-matter YAML layer: the pass rates measured when
+/// this test was written (docs/benchmarks.md) are floors.
+#[test]
+fn yaml_test_suite() {
+    let r = yaml_suite::run();
+    // Case counts: a different corpus version must be looked at, not silently measured.
+    assert_eq!(
+        (
+            r.invalid_refused.1,
+            r.data_matched.1,
+            r.no_data_accepted.1,
+            r.multi_document
+        ),
+        (94, 261, 28, 19),
+        "{r:?}"
+    );
+    assert!(r.invalid_refused.0 >= 94, "{r:?}");
+    assert!(r.data_matched.0 >= 260, "{r:?}");
+    assert!(r.no_data_accepted.0 >= 28, "{r:?}");
 }
