@@ -3,8 +3,7 @@
 
 use std::collections::HashMap;
 
-use yaml_rust2::parser::{Event, Parser, Tag};
-use yaml_rust2::scanner::TScalarStyle;
+use granit_parser::{Event, Parser, ScalarStyle, Tag};
 
 /// Deepest nesting of lists/maps accepted in front matter (keeps drops and conversions shallow).
 const MAX_YAML_DEPTH: usize = 32;
@@ -109,8 +108,9 @@ impl Node {
     }
 }
 
-/// Resolves a scalar like YAML's core schema (as yaml-rust2's loader does).
-fn resolve_scalar(text: String, style: TScalarStyle, tag: Option<Tag>) -> Scalar {
+/// Resolves a scalar by YAML 1.2's core schema: quoted, block and `!`-tagged scalars are
+/// strings; `!!str`, `!!int`… tags are honoured where the text fits them.
+fn resolve_scalar(text: String, style: ScalarStyle, tag: Option<&Tag>) -> Scalar {
     let plain = |t: &str| -> ScalarValue {
         match t {
             "" | "~" | "null" | "Null" | "NULL" => ScalarValue::Null,
@@ -137,24 +137,26 @@ fn resolve_scalar(text: String, style: TScalarStyle, tag: Option<Tag>) -> Scalar
             }
         }
     };
-    let value = if style != TScalarStyle::Plain {
+    let value = if style != ScalarStyle::Plain {
         ScalarValue::Str
     } else {
-        match &tag {
-            Some(Tag { handle, suffix }) if handle == "tag:yaml.org,2002:" => {
-                match suffix.as_str() {
-                    "str" => ScalarValue::Str,
-                    "null" | "bool" | "int" | "float" => match plain(&text) {
-                        v @ ScalarValue::Null if suffix == "null" => v,
-                        v @ ScalarValue::Bool(_) if suffix == "bool" => v,
-                        v @ ScalarValue::Int(_) if suffix == "int" => v,
-                        v @ (ScalarValue::Float(_) | ScalarValue::Int(_)) if suffix == "float" => v,
-                        _ => ScalarValue::Str,
-                    },
-                    _ => plain(&text),
-                }
-            }
-            _ => plain(&text),
+        match tag.map(|t| (t.handle(), t.suffix())) {
+            None => plain(&text),
+            // The non-specific tag `!`: "not resolved by content", so a string.
+            Some(("", "!")) => ScalarValue::Str,
+            Some(("tag:yaml.org,2002:", suffix)) => match suffix {
+                "str" => ScalarValue::Str,
+                "null" | "bool" | "int" | "float" => match plain(&text) {
+                    v @ ScalarValue::Null if suffix == "null" => v,
+                    v @ ScalarValue::Bool(_) if suffix == "bool" => v,
+                    v @ ScalarValue::Int(_) if suffix == "int" => v,
+                    v @ (ScalarValue::Float(_) | ScalarValue::Int(_)) if suffix == "float" => v,
+                    _ => ScalarValue::Str,
+                },
+                _ => plain(&text),
+            },
+            // Application tags (`!local`, `!e!x`) carry no meaning here: plain resolution.
+            Some(_) => plain(&text),
         }
     };
     Scalar { text, value }
@@ -171,24 +173,26 @@ enum Frame {
 pub(crate) fn load(yaml: &str) -> Result<Option<Node>, YamlError> {
     let to_line = |l: usize| u32::try_from(l).unwrap_or(u32::MAX).max(1);
     let err = |line: u32, reason: String| YamlError { line, reason };
-    let mut parser = Parser::new_from_str(yaml);
+    // Flow collections and quoted scalars may be under-indented, as libyaml (PyYAML, the
+    // forges' tooling) reads them; see docs/entry-format.md. Spelled out, not defaulted.
+    let options = granit_parser::options! { strict_indentation: false };
+    let mut parser = Parser::new_from_str_with_options(yaml, options);
     let mut stack: Vec<Frame> = Vec::new();
     let mut anchors: HashMap<usize, Node> = HashMap::new();
     let mut root: Option<Node> = None;
     let mut docs = 0usize;
     let mut nodes = 0usize;
-    loop {
-        let (event, mark) = parser.next_token().map_err(|e| {
+    while let Some(next) = parser.next_event() {
+        let (event, span) = next.map_err(|e| {
             err(
                 to_line(e.marker().line()),
                 format!("invalid YAML in front matter: {}", e.info()),
             )
         })?;
-        let line = to_line(mark.line());
+        let line = to_line(span.start.line());
         let (node, anchor) = match event {
             Event::StreamEnd => break,
-            Event::StreamStart | Event::Nothing | Event::DocumentEnd => continue,
-            Event::DocumentStart => {
+            Event::DocumentStart(..) => {
                 docs += 1;
                 if docs > 1 {
                     return Err(err(
@@ -198,7 +202,7 @@ pub(crate) fn load(yaml: &str) -> Result<Option<Node>, YamlError> {
                 }
                 continue;
             }
-            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
+            Event::SequenceStart(_, anchor, _) | Event::MappingStart(_, anchor, _) => {
                 if stack.len() >= MAX_YAML_DEPTH {
                     return Err(err(
                         line,
@@ -224,9 +228,10 @@ pub(crate) fn load(yaml: &str) -> Result<Option<Node>, YamlError> {
                     ));
                 }
             },
-            Event::Scalar(text, style, anchor, tag) => {
-                (Node::Scalar(resolve_scalar(text, style, tag)), anchor)
-            }
+            Event::Scalar(text, style, anchor, tag) => (
+                Node::Scalar(resolve_scalar(text.into_owned(), style, tag.as_deref())),
+                anchor,
+            ),
             Event::Alias(id) => {
                 let node = anchors.get(&id).cloned().ok_or_else(|| {
                     err(
@@ -245,6 +250,9 @@ pub(crate) fn load(yaml: &str) -> Result<Option<Node>, YamlError> {
                 }
                 (node, 0)
             }
+            // Stream start, document end, and metadata events the default options never
+            // emit (comments, anchor names, unresolved aliases).
+            _ => continue,
         };
         nodes += 1;
         if nodes > MAX_YAML_NODES {
