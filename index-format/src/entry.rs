@@ -1235,6 +1235,29 @@ Body text.
         assert_eq!(parse("t/x.md", "---\n# note\n---\nbody\n").title, "x");
     }
 
+    /// Issue 16: a flow sequence over several lines, closed at the parent key's
+    /// indentation, with a comment line, is read as PyYAML reads it; lines after it still
+    /// count right in diagnostics.
+    #[test]
+    fn flow_sequence_closed_at_the_parent_indentation() {
+        let text = "---\ntitle: Run the linter\ntools:\n  lint:\n    command: eslint\n    args: [\n      \"--fix\",\n      # comment line\n      \"src/\"\n  ]\ntags: [lint,\n  ci]\n---\nRun eslint before pushing.\n";
+        let e = parse("ci/lint.md", text);
+        assert_eq!(e.title, "Run the linter");
+        assert_eq!(e.tags, ["lint", "ci"]);
+        assert_eq!(
+            e.extra["tools"],
+            json!({"lint": {"command": "eslint", "args": ["--fix", "src/"]}})
+        );
+        let back = parse_entry("ci/lint.md", render_entry(&e).as_bytes(), None);
+        assert_eq!(back.as_ref(), Ok(&e));
+        let bad = text.replace("tags: [lint,", "date: someday\ntags: [lint,");
+        let d = diag("ci/lint.md", bad.as_bytes());
+        assert_eq!(
+            (d.line, d.reason.starts_with("date \"someday\"")),
+            (11, true)
+        );
+    }
+
     #[test]
     fn yaml_bombs_and_deep_nesting_are_refused() {
         let mut bomb = String::from("---\na: &a [x, x, x, x, x, x, x, x, x, x]\n");
