@@ -1,18 +1,12 @@
 //! Markdown knowledge entries: `(path, bytes, git metadata) -> Entry | Diagnostic`, and back.
 //! Front matter (YAML), defaults for title/topic/date/author, and the rules of docs/entry-format.md.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
-use yaml_rust2::parser::{Event, Parser, Tag};
-use yaml_rust2::scanner::TScalarStyle;
+use crate::yaml::{Node, load as load_yaml};
 
 /// Largest entry file accepted, in bytes.
 pub const MAX_ENTRY_BYTES: usize = 1 << 20;
-
-/// Deepest nesting of lists/maps accepted in front matter (keeps drops and conversions shallow).
-const MAX_YAML_DEPTH: usize = 32;
-/// Most YAML values (after alias expansion) accepted in one front matter block.
-const MAX_YAML_NODES: usize = 100_000;
 
 /// What git knows about the commit that last changed an entry's file.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -156,7 +150,7 @@ pub fn parse_entry(path: &str, bytes: &[u8], git: Option<&GitMeta>) -> Result<En
     let pairs = match front {
         None => Vec::new(),
         Some(yaml) => match load_yaml(yaml) {
-            Err((line, msg)) => return Err(diag(line.saturating_add(1), msg)),
+            Err(e) => return Err(diag(e.line.saturating_add(1), e.reason)),
             Ok(None) => Vec::new(),
             Ok(Some(Node::Map(pairs))) => pairs,
             Ok(Some(other)) => {
@@ -569,246 +563,6 @@ fn split_front_matter(text: &str) -> FrontMatter<'_> {
         line = line.saturating_add(1);
     }
     FrontMatter::Unclosed
-}
-
-/// A YAML scalar with its source text and resolved type.
-#[derive(Debug, Clone)]
-struct Scalar {
-    text: String,
-    value: ScalarValue,
-}
-
-#[derive(Debug, Clone)]
-enum ScalarValue {
-    Null,
-    Bool(bool),
-    Int(i64),
-    Float(f64),
-    Str,
-}
-
-impl Scalar {
-    fn is_null(&self) -> bool {
-        matches!(self.value, ScalarValue::Null)
-    }
-}
-
-#[derive(Debug, Clone)]
-enum Node {
-    Scalar(Scalar),
-    Seq(Vec<Node>),
-    /// Key, value and the 1-based YAML line of the key.
-    Map(Vec<(Node, Node, u32)>),
-}
-
-impl Node {
-    fn describe(&self) -> &'static str {
-        match self {
-            Node::Scalar(_) => "a single value",
-            Node::Seq(_) => "a list",
-            Node::Map(_) => "a map",
-        }
-    }
-
-    fn size(&self) -> usize {
-        match self {
-            Node::Scalar(_) => 1,
-            Node::Seq(items) => 1 + items.iter().map(Node::size).sum::<usize>(),
-            Node::Map(pairs) => {
-                1 + pairs
-                    .iter()
-                    .map(|(k, v, _)| k.size() + v.size())
-                    .sum::<usize>()
-            }
-        }
-    }
-
-    fn key_string(&self) -> String {
-        match self {
-            Node::Scalar(s) => s.text.clone(),
-            other => other.to_json().to_string(),
-        }
-    }
-
-    fn to_json(&self) -> serde_json::Value {
-        use serde_json::Value;
-        match self {
-            Node::Scalar(s) => match s.value {
-                ScalarValue::Null => Value::Null,
-                ScalarValue::Bool(b) => Value::Bool(b),
-                ScalarValue::Int(i) => Value::from(i),
-                ScalarValue::Float(f) => serde_json::Number::from_f64(f)
-                    .map_or_else(|| Value::String(s.text.clone()), Value::Number),
-                ScalarValue::Str => Value::String(s.text.clone()),
-            },
-            Node::Seq(items) => Value::Array(items.iter().map(Node::to_json).collect()),
-            Node::Map(pairs) => {
-                let mut map = serde_json::Map::new();
-                for (k, v, _) in pairs {
-                    map.insert(k.key_string(), v.to_json());
-                }
-                Value::Object(map)
-            }
-        }
-    }
-}
-
-/// Resolves a scalar like YAML's core schema (as yaml-rust2's loader does).
-fn resolve_scalar(text: String, style: TScalarStyle, tag: Option<Tag>) -> Scalar {
-    let plain = |t: &str| -> ScalarValue {
-        match t {
-            "" | "~" | "null" | "Null" | "NULL" => ScalarValue::Null,
-            "true" | "True" | "TRUE" => ScalarValue::Bool(true),
-            "false" | "False" | "FALSE" => ScalarValue::Bool(false),
-            _ => {
-                let int = if let Some(h) = t.strip_prefix("0x") {
-                    i64::from_str_radix(h, 16).ok()
-                } else if let Some(o) = t.strip_prefix("0o") {
-                    i64::from_str_radix(o, 8).ok()
-                } else {
-                    t.parse::<i64>().ok()
-                };
-                if let Some(i) = int {
-                    ScalarValue::Int(i)
-                } else if t.bytes().any(|b| b.is_ascii_digit())
-                    && !t.contains(['_', ' '])
-                    && let Ok(f) = t.parse::<f64>()
-                {
-                    ScalarValue::Float(f)
-                } else {
-                    ScalarValue::Str
-                }
-            }
-        }
-    };
-    let value = if style != TScalarStyle::Plain {
-        ScalarValue::Str
-    } else {
-        match &tag {
-            Some(Tag { handle, suffix }) if handle == "tag:yaml.org,2002:" => {
-                match suffix.as_str() {
-                    "str" => ScalarValue::Str,
-                    "null" | "bool" | "int" | "float" => match plain(&text) {
-                        v @ ScalarValue::Null if suffix == "null" => v,
-                        v @ ScalarValue::Bool(_) if suffix == "bool" => v,
-                        v @ ScalarValue::Int(_) if suffix == "int" => v,
-                        v @ (ScalarValue::Float(_) | ScalarValue::Int(_)) if suffix == "float" => v,
-                        _ => ScalarValue::Str,
-                    },
-                    _ => plain(&text),
-                }
-            }
-            _ => plain(&text),
-        }
-    };
-    Scalar { text, value }
-}
-
-enum Frame {
-    Seq(Vec<Node>, usize),
-    Map(Vec<(Node, Node, u32)>, Option<(Node, u32)>, usize),
-}
-
-/// Loads one YAML document into a [`Node`] tree, with depth and size limits (aliases are
-/// expanded by copying, so a "billion laughs" block is refused instead of eating memory).
-/// Errors carry the 1-based YAML line.
-fn load_yaml(yaml: &str) -> Result<Option<Node>, (u32, String)> {
-    let to_line = |l: usize| u32::try_from(l).unwrap_or(u32::MAX).max(1);
-    let mut parser = Parser::new_from_str(yaml);
-    let mut stack: Vec<Frame> = Vec::new();
-    let mut anchors: HashMap<usize, Node> = HashMap::new();
-    let mut root: Option<Node> = None;
-    let mut docs = 0usize;
-    let mut nodes = 0usize;
-    loop {
-        let (event, mark) = parser.next_token().map_err(|e| {
-            (
-                to_line(e.marker().line()),
-                format!("invalid YAML in front matter: {}", e.info()),
-            )
-        })?;
-        let line = to_line(mark.line());
-        let (node, anchor) = match event {
-            Event::StreamEnd => break,
-            Event::StreamStart | Event::Nothing | Event::DocumentEnd => continue,
-            Event::DocumentStart => {
-                docs += 1;
-                if docs > 1 {
-                    return Err((
-                        line,
-                        "front matter holds more than one YAML document".to_string(),
-                    ));
-                }
-                continue;
-            }
-            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
-                if stack.len() >= MAX_YAML_DEPTH {
-                    return Err((
-                        line,
-                        format!(
-                            "front matter nests lists or maps deeper than {MAX_YAML_DEPTH} levels"
-                        ),
-                    ));
-                }
-                stack.push(if matches!(event, Event::SequenceStart(..)) {
-                    Frame::Seq(Vec::new(), anchor)
-                } else {
-                    Frame::Map(Vec::new(), None, anchor)
-                });
-                continue;
-            }
-            Event::SequenceEnd | Event::MappingEnd => match stack.pop() {
-                Some(Frame::Seq(items, anchor)) => (Node::Seq(items), anchor),
-                Some(Frame::Map(pairs, _, anchor)) => (Node::Map(pairs), anchor),
-                None => {
-                    return Err((
-                        line,
-                        "invalid YAML in front matter: unbalanced collection".to_string(),
-                    ));
-                }
-            },
-            Event::Scalar(text, style, anchor, tag) => {
-                (Node::Scalar(resolve_scalar(text, style, tag)), anchor)
-            }
-            Event::Alias(id) => {
-                let node = anchors.get(&id).cloned().ok_or_else(|| {
-                    (
-                        line,
-                        "invalid YAML in front matter: alias to an unknown anchor".to_string(),
-                    )
-                })?;
-                nodes = nodes.saturating_add(node.size());
-                if nodes > MAX_YAML_NODES {
-                    return Err((
-                        line,
-                        format!(
-                            "front matter expands to more than {MAX_YAML_NODES} values (YAML aliases)"
-                        ),
-                    ));
-                }
-                (node, 0)
-            }
-        };
-        nodes += 1;
-        if nodes > MAX_YAML_NODES {
-            return Err((
-                line,
-                format!("front matter holds more than {MAX_YAML_NODES} values"),
-            ));
-        }
-        if anchor > 0 {
-            anchors.insert(anchor, node.clone());
-        }
-        match stack.last_mut() {
-            None => root = Some(node),
-            Some(Frame::Seq(items, _)) => items.push(node),
-            Some(Frame::Map(pairs, pending, _)) => match pending.take() {
-                None => *pending = Some((node, line)),
-                Some((key, key_line)) => pairs.push((key, node, key_line)),
-            },
-        }
-    }
-    Ok(root.filter(|n| !matches!(n, Node::Scalar(s) if s.is_null())))
 }
 
 fn trimmed(s: String) -> String {
@@ -1479,6 +1233,29 @@ Body text.
         );
         // Empty or comment-only front matter is fine.
         assert_eq!(parse("t/x.md", "---\n# note\n---\nbody\n").title, "x");
+    }
+
+    /// Issue 16: a flow sequence over several lines, closed at the parent key's
+    /// indentation, with a comment line, is read as PyYAML reads it; lines after it still
+    /// count right in diagnostics.
+    #[test]
+    fn flow_sequence_closed_at_the_parent_indentation() {
+        let text = "---\ntitle: Run the linter\ntools:\n  lint:\n    command: eslint\n    args: [\n      \"--fix\",\n      # comment line\n      \"src/\"\n  ]\ntags: [lint,\n  ci]\n---\nRun eslint before pushing.\n";
+        let e = parse("ci/lint.md", text);
+        assert_eq!(e.title, "Run the linter");
+        assert_eq!(e.tags, ["lint", "ci"]);
+        assert_eq!(
+            e.extra["tools"],
+            json!({"lint": {"command": "eslint", "args": ["--fix", "src/"]}})
+        );
+        let back = parse_entry("ci/lint.md", render_entry(&e).as_bytes(), None);
+        assert_eq!(back.as_ref(), Ok(&e));
+        let bad = text.replace("tags: [lint,", "date: someday\ntags: [lint,");
+        let d = diag("ci/lint.md", bad.as_bytes());
+        assert_eq!(
+            (d.line, d.reason.starts_with("date \"someday\"")),
+            (11, true)
+        );
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod read;
 pub mod search;
 pub mod tokenize;
 pub mod validate;
+pub mod yaml;
 
 pub use build::{BuildError, BuildInfo, build};
 pub use entry::{

@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 
+mod yaml_suite;
+
 use helix_index_format::layout::{FORMAT_VERSION, Header, SectionEntry};
 use helix_index_format::{
     BuildInfo, Entry, FormatError, Index, Mode, SearchOptions, TOKENIZER_VERSION, build,
@@ -661,4 +663,29 @@ fn search_ranges_are_the_dictionary_postings_and_lengths() {
     for term in ["rebase", "cachedentry", "東"] {
         assert!(texts.contains(term), "{term} not in {texts:?}");
     }
+}
+
+/// The YAML test suite through the front-matter YAML layer (docs/benchmarks.md): every
+/// valid one-document case gives its data, every invalid case but three is refused.
+#[test]
+fn yaml_test_suite() {
+    let r = yaml_suite::run();
+    // Case counts: a different corpus version must be looked at, not silently measured.
+    assert_eq!(
+        (
+            r.invalid_refused.1,
+            r.data_matched.1,
+            r.no_data_accepted.1,
+            r.multi_document_refused.1
+        ),
+        (94, 261, 28, 19),
+        "{r:?}"
+    );
+    assert_eq!(r.data_matched.0, 261, "{r:?}");
+    assert_eq!(r.no_data_accepted.0, 28, "{r:?}");
+    assert_eq!(r.multi_document_refused.0, 19, "{r:?}");
+    // Accepted on purpose, as libyaml (PyYAML) reads them: a flow sequence and a quoted
+    // scalar whose continuation lines are under-indented, and a tab before a quoted
+    // scalar's continuation. Every other invalid case must stay refused.
+    assert_eq!(r.invalid_accepted, ["9C9N", "DK95/01", "QB6E"], "{r:?}");
 }

@@ -1,7 +1,7 @@
 //! Issue 2's command line on knowledge dirs made here: `helix build`, `helix check`,
 //! `helix search --index` (human and JSON output), plus local mode and pending entries.
 
-use super::common::{Client, KNOWLEDGE, write_files};
+use super::common::{Client, KNOWLEDGE, Upstream, write_files};
 
 const INVALID: &[(&str, &str)] = &[
     (
@@ -183,6 +183,65 @@ fn check_prints_diagnostics_and_exit_codes() {
     let r = c.run(&["check", c.tmp.path().join("missing").to_str().unwrap()]);
     assert_ne!(r.code, Some(0));
     assert!(r.stderr.contains("missing"), "{}", r.stderr);
+}
+
+/// Issue 16, item 3: front matter that PyYAML reads — flow collections spread over lines,
+/// closed at (or left of) the key's indentation, with comment lines — in a real git
+/// repository. Every entry compiles, with its title.
+const FLOW_FRONT_MATTER: &[(&str, &str, &str)] = &[
+    (
+        "ci/lint.md",
+        "Run the linter",
+        "---\ntitle: Run the linter\ntools:\n  lint:\n    command: eslint\n    args: [\n      \"--fix\",\n      # comment line\n      \"src/\"\n  ]\n---\nRun eslint with autofix on src before pushing.\n",
+    ),
+    (
+        "ci/matrix.md",
+        "Nightly only on Linux",
+        "---\ntitle: Nightly only on Linux\nmatrix:\n  include: [\n    { os: linux, rust: stable },\n    # nightly only on linux\n    { os: linux,\n  rust: nightly },\n]\ntags: [ci]\n---\nThe nightly toolchain job runs on the linux runner only.\n",
+    ),
+    (
+        "build/release.md",
+        "Release flags",
+        "---\ntitle: Release flags\nsteps:\n  - name: build\n    with: {\n  profile: release,\n      features: [tls,\nmetrics]\n    }\n---\nRelease builds enable tls and metrics features.\n",
+    ),
+    (
+        "ops/deploy.md",
+        "Deploy window",
+        "---\ntitle: Deploy window\nnotes:\n  summary: \"deploys happen\non tuesdays\"\n  hosts: [\n  web1,\n  web2]\n---\nDeploy window is tuesday morning.\n",
+    ),
+    (
+        "ci/format.md",
+        "Format check",
+        "---\ntitle: Format check\ntools:\n  fmt:\n    args: [\n      --check,\n    ]\n    command: rustfmt\n---\nRun rustfmt in check mode.\n",
+    ),
+];
+
+#[test]
+fn front_matter_flow_collections_under_the_key_indentation_compile() {
+    let c = Client::new();
+    let files: Vec<(&str, &str)> = FLOW_FRONT_MATTER
+        .iter()
+        .map(|(path, _, text)| (*path, *text))
+        .chain(KNOWLEDGE.iter().copied())
+        .collect();
+    let repo = Upstream::new(c.tmp.path(), &files).work;
+    let r = c.run(&["check", repo.to_str().unwrap()]);
+    assert_eq!((r.code, r.stdout.as_str()), (Some(0), ""), "{r:?}");
+
+    let out = c.tmp.path().join("kb.hix");
+    let r = c
+        .run(&["build", repo.to_str().unwrap(), "-o", out.to_str().unwrap()])
+        .ok();
+    assert!(r.stderr.contains("8 entries"), "{}", r.stderr);
+    for (path, title, text) in FLOW_FRONT_MATTER {
+        let body = text.rsplit("---\n").next().unwrap();
+        let query: Vec<&str> = body.split_whitespace().take(4).collect();
+        let mut args = vec!["search", "--index", out.to_str().unwrap(), "--json"];
+        args.extend(&query);
+        let hits = c.run(&args).ok().json();
+        assert_eq!(hits["hits"][0]["id"], *path, "{query:?}: {hits}");
+        assert_eq!(hits["hits"][0]["title"], *title, "{hits}");
+    }
 }
 
 #[test]
