@@ -283,9 +283,16 @@ pub fn mark_acked(project: &str, file: &PendingFile, id: &str, generation: u64) 
     })
     .expect("serialising a plain struct cannot fail");
     crate::paths::write_atomic(&dir.join(format!("{}.json", file.key)), &meta)?;
-    std::fs::rename(&file.path, dir.join(format!("{}.md", file.key)))
-        .with_context(|| format!("moving {} to {}", file.path.display(), dir.display()))?;
-    Ok(())
+    let dest = dir.join(format!("{}.md", file.key));
+    match std::fs::rename(&file.path, &dest) {
+        Ok(()) => Ok(()),
+        // A concurrent sync (the one `store` starts in the background) got the same answer
+        // for the same key and moved it first.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && dest.exists() => Ok(()),
+        Err(e) => {
+            Err(e).with_context(|| format!("moving {} to {}", file.path.display(), dir.display()))
+        }
+    }
 }
 
 /// Moves a pending file the server refused for good into `rejected/`, with the reason beside
@@ -304,9 +311,14 @@ pub fn mark_rejected(file: &PendingFile, why: &str) -> Result<PathBuf> {
         format!("{why}\n").as_bytes(),
     )?;
     let dest = dir.join(format!("{}.md", file.key));
-    std::fs::rename(&file.path, &dest)
-        .with_context(|| format!("moving {} to {}", file.path.display(), dir.display()))?;
-    Ok(dest)
+    match std::fs::rename(&file.path, &dest) {
+        Ok(()) => Ok(dest),
+        // A concurrent sync got the same refusal and moved it first.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && dest.exists() => Ok(dest),
+        Err(e) => {
+            Err(e).with_context(|| format!("moving {} to {}", file.path.display(), dir.display()))
+        }
+    }
 }
 
 /// Acknowledged entries of `project` still waiting for a synced artifact.
