@@ -138,6 +138,7 @@ impl Repo {
     /// are many), then reopens the gix handle so it sees the packs as they are now.
     /// Failures are only logged: maintenance is an optimisation.
     pub fn maintain(&mut self) {
+        let (packs_before, started) = (self.pack_count(), Instant::now());
         let mut cmd = self.git();
         cmd.args(["-c", "gc.autoDetach=false", "-c", BIG_FILE_THRESHOLD])
             .args(["gc", "--auto", "--quiet"]);
@@ -146,12 +147,29 @@ impl Repo {
             Ok(o) => tracing::warn!(stderr = %o.stderr.trim(), "git gc --auto failed"),
             Err(e) => tracing::warn!(error = %format!("{e:#}"), "cannot run git gc"),
         }
+        let packs = self.pack_count();
+        if packs < packs_before {
+            tracing::info!(
+                packs_before,
+                packs,
+                ms = started.elapsed().as_millis() as u64,
+                "git gc consolidated packs"
+            );
+        }
         match gix::open(&self.path) {
             Ok(r) => self.repo = r,
             Err(e) => {
                 tracing::warn!(error = %e, "cannot reopen the repository; keeping the old handle")
             }
         }
+    }
+
+    fn pack_count(&self) -> usize {
+        std::fs::read_dir(self.path.join("objects/pack")).map_or(0, |rd| {
+            rd.flatten()
+                .filter(|e| e.path().extension().is_some_and(|x| x == "pack"))
+                .count()
+        })
     }
 
     /// Removes `objects/pack/*.keep` files: the server never asks for packs to be kept, so
