@@ -1,6 +1,8 @@
-//! The helix client as a library: every module of the `helix` and `helix-net` binaries.
-//! `cli` is the shared command line; `main.rs` and `bin/helix-net.rs` only dispatch.
+//! The local half of the helix client: configuration, cache, knowledge, pending entries,
+//! hooks, the installer and the local commands, for the `helix` binary (and, as a library,
+//! for `helix-net` in `client-net/`). No network code: `cli` is the shared command line.
 
+pub mod cache;
 pub mod cli;
 pub mod commands;
 pub mod compile;
@@ -8,7 +10,5 @@ pub mod config;
 pub mod hook;
 pub mod install;
 pub mod knowledge;
-pub mod mcp;
 pub mod paths;
 pub mod pending;
-pub mod sync;

@@ -101,7 +101,7 @@ fn exec_net() -> anyhow::Result<ExitCode> {
         .args(std::env::args_os().skip(1))
         .exec();
     anyhow::bail!(
-        "cannot run {}: {err} (it is installed next to helix: `cargo install --path client` installs both)",
+        "cannot run {}: {err} (helix runs it for sync, doctor and mcp; install it next to helix: `cargo install --locked --path client-net`)",
         net.display()
     )
 }

@@ -137,7 +137,7 @@ pub fn store(cfg: &ProjectConfig, new: NewEntry) -> Result<Stored> {
         }
         crate::paths::write_atomic(&path, text.as_bytes())
             .with_context(|| format!("writing {}", path.display()))?;
-        crate::sync::compile_local(cfg, &project)?;
+        crate::cache::compile_local(cfg, &project)?;
         return Ok(Stored {
             project,
             key: String::new(),

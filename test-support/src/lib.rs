@@ -1,13 +1,154 @@
-//! Helpers shared by the workspace's integration tests: learn a freshly started
-//! `helix-server`'s address, and speak minimal HTTP/1.1 without a client library.
+//! Helpers shared by the workspace's integration tests: find (or build) the workspace's
+//! binaries, learn a freshly started `helix-server`'s address, and speak minimal HTTP/1.1
+//! without a client library.
 //!
 //! Only std: every test crate can depend on it without pulling anything into the builds
 //! it tests.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
 use std::time::Duration;
+
+/// The packages whose binaries the integration tests run: `helix`, `helix-net` and
+/// `helix-server`.
+const BIN_PACKAGES: [&str; 3] = ["helix-client", "helix-client-net", "helix-server"];
+
+/// Path of the workspace binary `name` (`helix`, `helix-net`, `helix-server`) of the profile
+/// the running test was built with.
+///
+/// The test executable lives in `target/<profile>/deps/`; the binaries in `target/<profile>/`.
+/// Another package's `CARGO_BIN_EXE_*` is not available to a test, so they are located next
+/// to the test executable. `cargo test --workspace` builds them already (they are the bin
+/// targets of packages under test); when one package is tested alone (`cargo test -p
+/// helix-client`, which runs `helix-net` and `helix-server`) they may be missing or stale, so
+/// `cargo build` runs once when a binary is missing or older than a source file of the
+/// workspace. (Building unconditionally would relink them with other features — `cargo
+/// build` leaves out dev-dependencies — and cost minutes.) `HELIX_TEST_NO_BUILD=1` skips it.
+pub fn workspace_binary(name: &str) -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        let exe = std::env::current_exe().expect("path of the test executable");
+        let deps = exe.parent().expect("test executable has a directory");
+        let profile_dir = if deps.file_name().is_some_and(|n| n == "deps") {
+            deps.parent().expect("deps has a parent")
+        } else {
+            deps
+        }
+        .to_path_buf();
+        let bins: Vec<PathBuf> = ["helix", "helix-net", "helix-server"]
+            .iter()
+            .map(|b| profile_dir.join(format!("{b}{}", std::env::consts::EXE_SUFFIX)))
+            .collect();
+        let missing = bins.iter().any(|b| !b.exists());
+        let skip = std::env::var_os("HELIX_TEST_NO_BUILD").is_some();
+        if missing || (!skip && stale(&bins)) {
+            build(&profile_dir);
+        }
+        for b in &bins {
+            assert!(
+                b.exists(),
+                "binary not found after building: {}",
+                b.display()
+            );
+        }
+        profile_dir
+    });
+    dir.join(format!("{name}{}", std::env::consts::EXE_SUFFIX))
+}
+
+/// Whether any source of the binaries is newer than the oldest of `bins`.
+fn stale(bins: &[PathBuf]) -> bool {
+    fn modified(p: &Path) -> Option<std::time::SystemTime> {
+        std::fs::metadata(p).and_then(|m| m.modified()).ok()
+    }
+    fn newest(dir: &Path, acc: &mut std::time::SystemTime) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                newest(&p, acc);
+            } else if let Some(t) = modified(&p) {
+                *acc = (*acc).max(t);
+            }
+        }
+    }
+    let Some(oldest_bin) = bins.iter().filter_map(|b| modified(b)).min() else {
+        return true;
+    };
+    let root = workspace_root();
+    let mut src = std::time::SystemTime::UNIX_EPOCH;
+    for dir in [
+        "client/src",
+        "client-net/src",
+        "server/src",
+        "index-format/src",
+        "docs/examples/knowledge",
+    ] {
+        newest(&root.join(dir), &mut src);
+    }
+    for file in [
+        "Cargo.lock",
+        "Cargo.toml",
+        "client/Cargo.toml",
+        "client/build.rs",
+        "client/hot-text.txt",
+        "client-net/Cargo.toml",
+        "server/Cargo.toml",
+        "server/build.rs",
+        "index-format/Cargo.toml",
+    ] {
+        if let Some(t) = modified(&root.join(file)) {
+            src = src.max(t);
+        }
+    }
+    src > oldest_bin
+}
+
+/// The workspace's root directory.
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("test-support sits in the workspace root")
+        .to_path_buf()
+}
+
+/// `cargo build` of the binary packages into the target dir holding `profile_dir`.
+fn build(profile_dir: &Path) {
+    let target_dir = profile_dir.parent().expect("profile dir has a parent");
+    let profile = profile_dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("debug");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut c = Command::new(cargo);
+    c.args(["build", "--quiet"]);
+    for p in BIN_PACKAGES {
+        c.args(["-p", p]);
+    }
+    c.arg("--target-dir")
+        .arg(target_dir)
+        .current_dir(workspace_root());
+    match profile {
+        "debug" => {}
+        "release" => {
+            c.arg("--release");
+        }
+        other => {
+            c.args(["--profile", other]);
+        }
+    }
+    let status = c
+        .status()
+        .expect("spawn cargo build for the binaries under test");
+    assert!(
+        status.success(),
+        "cargo build of {BIN_PACKAGES:?} failed ({status})"
+    );
+}
 
 /// Runs `<server_bin> --config <config> token add` for `project`, as an operator would,
 /// and returns the plaintext token it prints once. Panics with the command's stderr when

@@ -3,7 +3,7 @@
 //!
 //! Run: `cargo test -p helix-tests` (or `cargo test --workspace`). The binaries are found next
 //! to this test executable and brought up to date with one `cargo build -p helix-server -p
-//! helix-client` first; `HELIX_E2E_NO_BUILD=1` uses them as they are (when present).
+//! helix-client -p helix-client-net` first; `HELIX_TEST_NO_BUILD=1` uses them as they are.
 
 mod e2e {
     pub mod harness;

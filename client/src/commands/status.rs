@@ -18,8 +18,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let mut projects = Vec::new();
     for p in &cfg.projects {
         let dir = cfg.cache_dir(p);
-        let meta = crate::sync::read_meta(&dir).filter(|_| dir.join(INDEX_FILE).exists());
-        let last = crate::sync::read_last_sync(&dir);
+        let meta = crate::cache::read_meta(&dir).filter(|_| dir.join(INDEX_FILE).exists());
+        let last = crate::cache::read_last_sync(&dir);
         projects.push(json!({
             "name": p,
             "cached": meta.is_some(),

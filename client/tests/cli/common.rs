@@ -105,6 +105,7 @@ impl Client {
 
     /// `helix ARGS` in the code repository, isolated from the real user.
     pub fn cmd(&self, args: &[&str]) -> Command {
+        ensure_net();
         let mut c = Command::new(HELIX);
         c.args(args)
             .current_dir(&self.root)
@@ -246,10 +247,20 @@ impl Upstream {
     }
 }
 
-/// Path of the `helix-server` binary next to `helix`, if it has been built.
+/// Path of the `helix-server` binary next to `helix` (built first if missing or stale).
 pub fn server_binary() -> Option<PathBuf> {
-    let p = Path::new(HELIX).parent()?.join("helix-server");
-    p.exists().then_some(p)
+    Some(helix_test_support::workspace_binary("helix-server"))
+}
+
+/// Makes sure `helix-net` (another package, which `helix` execs for sync, doctor and mcp)
+/// is built and up to date beside `helix`.
+pub fn ensure_net() {
+    let net = helix_test_support::workspace_binary("helix-net");
+    assert_eq!(
+        net.parent(),
+        Path::new(HELIX).parent(),
+        "helix-net must sit beside the helix under test"
+    );
 }
 
 /// The real `helix-server` on 127.0.0.1, port 0; killed on drop.

@@ -620,7 +620,7 @@ fn network_commands_without_helix_net_say_what_is_missing() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("helix-net") && err.contains("cargo install --path client"),
+        err.contains("helix-net") && err.contains("cargo install --locked --path client-net"),
         "{err}"
     );
     let out = run("--version");

@@ -114,6 +114,7 @@ impl Project {
     }
 
     fn command(&self) -> std::process::Command {
+        super::common::ensure_net();
         let mut c = std::process::Command::new(HELIX);
         self.isolate(&mut c);
         c
@@ -139,6 +140,7 @@ impl Project {
         &self,
         tweak: impl FnOnce(&mut std::process::Command),
     ) -> RunningService<RoleClient, ()> {
+        super::common::ensure_net();
         let mut std_cmd = std::process::Command::new(HELIX);
         self.isolate(&mut std_cmd);
         tweak(&mut std_cmd);

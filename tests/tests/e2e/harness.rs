@@ -22,125 +22,14 @@ pub struct Bins {
     pub server: PathBuf,
 }
 
-/// The `helix` and `helix-server` binaries of this workspace and profile.
-///
-/// The test executable lives in `target/<profile>/deps/`; the binaries in `target/<profile>/`.
-/// Another package's `CARGO_BIN_EXE_*` is not available here, so they are located next to the
-/// test executable. `cargo test --workspace` builds them already (they are the bin targets of
-/// packages under test); when this crate is tested alone they may be missing or stale, so
-/// `cargo build` runs once when a binary is missing or older than a source file of the
-/// workspace. (Building unconditionally would relink them with other features — `cargo
-/// build` leaves out dev-dependencies — and cost minutes.) `HELIX_E2E_NO_BUILD=1` skips it.
+/// The `helix` and `helix-server` binaries of this workspace and profile (built first when
+/// missing or stale: `helix_test_support::workspace_binary`).
 pub fn bins() -> &'static Bins {
     static BINS: OnceLock<Bins> = OnceLock::new();
-    BINS.get_or_init(|| {
-        let exe = std::env::current_exe().expect("path of the test executable");
-        let deps = exe.parent().expect("test executable has a directory");
-        let profile_dir = if deps.file_name().is_some_and(|n| n == "deps") {
-            deps.parent().expect("deps has a parent")
-        } else {
-            deps
-        };
-        let bins = Bins {
-            helix: profile_dir.join(format!("helix{}", std::env::consts::EXE_SUFFIX)),
-            server: profile_dir.join(format!("helix-server{}", std::env::consts::EXE_SUFFIX)),
-        };
-        let missing = !bins.helix.exists() || !bins.server.exists();
-        let skip = std::env::var_os("HELIX_E2E_NO_BUILD").is_some();
-        if missing || (!skip && stale(&[&bins.helix, &bins.server])) {
-            build(profile_dir);
-        }
-        assert!(
-            bins.helix.exists() && bins.server.exists(),
-            "binaries not found after building: {} and {}",
-            bins.helix.display(),
-            bins.server.display()
-        );
-        bins
+    BINS.get_or_init(|| Bins {
+        helix: helix_test_support::workspace_binary("helix"),
+        server: helix_test_support::workspace_binary("helix-server"),
     })
-}
-
-/// Whether any source of the binaries is newer than the oldest of `bins`.
-fn stale(bins: &[&Path]) -> bool {
-    fn modified(p: &Path) -> Option<std::time::SystemTime> {
-        std::fs::metadata(p).and_then(|m| m.modified()).ok()
-    }
-    fn newest(dir: &Path, acc: &mut std::time::SystemTime) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                newest(&p, acc);
-            } else if let Some(t) = modified(&p) {
-                *acc = (*acc).max(t);
-            }
-        }
-    }
-    let Some(oldest_bin) = bins.iter().filter_map(|b| modified(b)).min() else {
-        return true;
-    };
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut src = std::time::SystemTime::UNIX_EPOCH;
-    for dir in [
-        "client/src",
-        "server/src",
-        "index-format/src",
-        "docs/examples/knowledge",
-    ] {
-        newest(&root.join(dir), &mut src);
-    }
-    for file in [
-        "Cargo.lock",
-        "Cargo.toml",
-        "client/Cargo.toml",
-        "server/Cargo.toml",
-        "server/build.rs",
-    ] {
-        if let Some(t) = modified(&root.join(file)) {
-            src = src.max(t);
-        }
-    }
-    src > oldest_bin
-}
-
-/// `cargo build -p helix-server -p helix-client` into the target dir holding `profile_dir`.
-fn build(profile_dir: &Path) {
-    let target_dir = profile_dir.parent().expect("profile dir has a parent");
-    let profile = profile_dir
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("debug");
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut c = Command::new(cargo);
-    c.args([
-        "build",
-        "--quiet",
-        "-p",
-        "helix-server",
-        "-p",
-        "helix-client",
-    ])
-    .arg("--target-dir")
-    .arg(target_dir)
-    .current_dir(env!("CARGO_MANIFEST_DIR"));
-    match profile {
-        "debug" => {}
-        "release" => {
-            c.arg("--release");
-        }
-        other => {
-            c.args(["--profile", other]);
-        }
-    }
-    let status = c
-        .status()
-        .expect("spawn cargo build for the binaries under test");
-    assert!(
-        status.success(),
-        "cargo build -p helix-server -p helix-client failed ({status})"
-    );
 }
 
 /// Polls `f` until it returns `Some`, failing with `what` after [`WAIT`].

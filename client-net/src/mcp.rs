@@ -1,9 +1,9 @@
 //! `helix mcp`: a stdio MCP server (rmcp) giving the model `search`, `store`, `read`, `brief`
 //! and `topics` over the same cache, overlay and pending path as the CLI and the hooks.
 
-use crate::config::{self, ProjectConfig};
-use crate::knowledge::Knowledge;
-use crate::pending::{self, NewEntry};
+use helix_client::config::{self, ProjectConfig};
+use helix_client::knowledge::Knowledge;
+use helix_client::pending::{self, NewEntry};
 use helix_index_format::{EntryRef, SearchOptions};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;

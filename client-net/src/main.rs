@@ -3,13 +3,13 @@
 
 use clap::Parser;
 use helix_client::cli::{self, Cli, NetCommand};
-use helix_client::{commands, mcp};
+use helix_client_net::{doctor, mcp, sync};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     cli::run(Cli::parse(), |cmd| match cmd {
-        NetCommand::Sync(a) => commands::sync::run(a),
-        NetCommand::Doctor(a) => commands::doctor::run(a),
+        NetCommand::Sync(a) => sync::run(a),
+        NetCommand::Doctor(a) => doctor::run(a),
         NetCommand::Mcp => mcp::run().map(|()| ExitCode::SUCCESS),
     })
 }

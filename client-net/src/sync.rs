@@ -1,187 +1,23 @@
 //! Sync engine: conditional download of each followed project's artifact into the cache
-//! (temp file, full verify, project check, then atomic rename), pushing pending entries
-//! with idempotency keys, and local-mode compilation with the `helix build` code path.
+//! (bounded: connect, stall, total and size limits), and pushing pending entries with
+//! idempotency keys; the cache's own bookkeeping is `helix_client::cache`.
 
-use crate::config::ProjectConfig;
-use crate::knowledge::INDEX_FILE;
-use crate::pending;
 use anyhow::{Context, Result, anyhow};
-use helix_index_format::Index;
-use serde::{Deserialize, Serialize};
+use helix_client::cache::{
+    CacheMeta, Report, compile_local, install_artifact, read_meta, record, short, temp_path,
+    write_json,
+};
+use helix_client::config::ProjectConfig;
+use helix_client::knowledge::INDEX_FILE;
+use helix_client::pending;
+use serde::Deserialize;
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::process::ExitCode;
 use std::time::Duration;
-
-/// `meta.json` next to a cached artifact.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
-pub struct CacheMeta {
-    pub etag: Option<String>,
-    pub commit: String,
-    pub generation: u64,
-    /// Unix seconds of the last successful check with the server (or local compile).
-    pub fetched_at: i64,
-    pub entries: u64,
-}
-
-/// `last_sync.json`: the result of the last sync attempt of one project.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
-pub struct LastSync {
-    pub at: i64,
-    pub ok: bool,
-    pub message: String,
-}
 
 /// Downloads bigger than this get a progress bar (on a terminal).
 const PROGRESS_BYTES: u64 = 4 << 20;
-
-pub fn read_meta(dir: &Path) -> Option<CacheMeta> {
-    let text = std::fs::read(dir.join("meta.json")).ok()?;
-    serde_json::from_slice(&text).ok()
-}
-
-pub fn read_last_sync(dir: &Path) -> Option<LastSync> {
-    let text = std::fs::read(dir.join("last_sync.json")).ok()?;
-    serde_json::from_slice(&text).ok()
-}
-
-fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<()> {
-    let bytes = serde_json::to_vec_pretty(v).expect("serialising plain structs cannot fail");
-    crate::paths::write_atomic_nosync(path, &bytes)
-        .with_context(|| format!("writing {}", path.display()))
-}
-
-fn record(dir: &Path, ok: bool, message: &str) {
-    let _ = std::fs::create_dir_all(dir);
-    let _ = write_json(
-        &dir.join("last_sync.json"),
-        &LastSync {
-            at: crate::compile::now_secs(),
-            ok,
-            message: message.to_string(),
-        },
-    );
-}
-
-/// Outcome of syncing one project: the line to print and whether it succeeded.
-#[derive(Debug, Clone)]
-pub struct Report {
-    #[allow(dead_code)] // for callers that act per project; the CLI only prints `line`
-    pub project: String,
-    pub ok: bool,
-    pub line: String,
-}
-
-/// Verifies `bytes`-backed artifact at `tmp` and installs it as `dir/index.hix`.
-/// Returns the artifact's entry count, commit and generation.
-pub fn install_artifact(tmp: &Path, dir: &Path, project: &str) -> Result<(u64, String, u64)> {
-    let res = (|| {
-        let map =
-            crate::knowledge::map_file(tmp)?.ok_or_else(|| anyhow!("downloaded file vanished"))?;
-        let index = Index::open(map).map_err(|e| anyhow!("download rejected: {e}"))?;
-        index
-            .verify()
-            .map_err(|e| anyhow!("download rejected: {e}"))?;
-        let meta = index
-            .meta()
-            .map_err(|e| anyhow!("download rejected: {e}"))?;
-        if meta.project != project {
-            return Err(anyhow!(
-                "download rejected: artifact is for project `{}`, expected `{project}`",
-                meta.project
-            ));
-        }
-        Ok((
-            u64::from(meta.entry_count),
-            meta.commit.to_string(),
-            meta.generation,
-        ))
-    })();
-    match res {
-        Ok(v) => {
-            std::fs::rename(tmp, dir.join(INDEX_FILE))
-                .with_context(|| format!("installing {}", dir.join(INDEX_FILE).display()))?;
-            Ok(v)
-        }
-        Err(e) => {
-            let _ = std::fs::remove_file(tmp);
-            Err(e)
-        }
-    }
-}
-
-fn temp_path(dir: &Path) -> PathBuf {
-    dir.join(format!(
-        ".download.{}.{:08x}.tmp",
-        std::process::id(),
-        rand::random::<u32>()
-    ))
-}
-
-/// Compiles the local knowledge directory into the local cache (local mode), with the same
-/// code as `helix build`. Returns the report line.
-pub fn compile_local(cfg: &ProjectConfig, project: &str) -> Result<Report> {
-    let local = cfg
-        .local
-        .as_ref()
-        .ok_or_else(|| anyhow!("{} has no `local` directory", cfg.file.display()))?;
-    let dir = cfg.cache_dir(project);
-    let old = read_meta(&dir);
-    let meta = std::fs::metadata(local).with_context(|| {
-        format!(
-            "local knowledge directory {} (from {})",
-            local.display(),
-            cfg.file.display()
-        )
-    })?;
-    anyhow::ensure!(meta.is_dir(), "{}: not a directory", local.display());
-    let c = crate::compile::compile_dir(local, true)?;
-    for d in &c.diagnostics {
-        eprintln!("{d}");
-    }
-    let generation = old.as_ref().map_or(1, |m| m.generation + 1);
-    let bytes = crate::compile::to_artifact(&c, project, generation)?;
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let tmp = temp_path(&dir);
-    crate::paths::write_atomic(&tmp, &bytes)
-        .with_context(|| format!("writing {}", tmp.display()))?;
-    let (entries, commit, generation) = install_artifact(&tmp, &dir, project)?;
-    let etag = format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&bytes));
-    write_json(
-        &dir.join("meta.json"),
-        &CacheMeta {
-            etag: Some(etag),
-            commit: commit.clone(),
-            generation,
-            fetched_at: crate::compile::now_secs(),
-            entries,
-        },
-    )?;
-    let was = old.map(|m| m.entries);
-    let mut line = format!(
-        "{project}: {} from {}",
-        crate::commands::entries(entries),
-        local.display()
-    );
-    if !commit.is_empty() {
-        line.push_str(&format!(", commit {}", short(&commit)));
-    }
-    if let Some(w) = was.filter(|w| *w != entries) {
-        line.push_str(&format!(", was {}", crate::commands::thousands(w)));
-    }
-    if !c.diagnostics.is_empty() {
-        line.push_str(&format!(", {} invalid (see above)", c.diagnostics.len()));
-    }
-    record(&dir, true, &line);
-    Ok(Report {
-        project: project.to_string(),
-        ok: true,
-        line,
-    })
-}
-
-fn short(commit: &str) -> &str {
-    commit.get(..7).unwrap_or(commit)
-}
 
 /// Bounds on a sync's network use: user config `[sync]`, each overridable by an environment
 /// variable (for scripts and tests). A server that never answers, drip-feeds bytes or sends
@@ -218,7 +54,7 @@ impl NetLimits {
     /// The user's limits: defaults, then `[sync]` of the user config, then the environment.
     pub fn load() -> Result<NetLimits> {
         let mut l = NetLimits::default();
-        let user = crate::config::UserConfig::load()?;
+        let user = helix_client::config::UserConfig::load()?;
         let s = &user.sync;
         let secs = |v: Option<u64>, d: Duration| v.map_or(d, Duration::from_secs);
         l.connect = secs(s.connect_timeout_secs, l.connect);
@@ -558,7 +394,7 @@ fn fetch(ctx: &Ctx<'_>, project: &str, dir: &Path, quiet: bool) -> Result<Fetche
     // A cached artifact that no longer opens (damaged on disk) must not be kept alive by a
     // 304: then ask without the ETag and download it again.
     let cache_ok = matches!(
-        crate::knowledge::open_index(&dir.join(INDEX_FILE)),
+        helix_client::knowledge::open_index(&dir.join(INDEX_FILE)),
         Ok(Some(_))
     );
     let old = read_meta(dir).filter(|_| cache_ok);
@@ -569,7 +405,7 @@ fn fetch(ctx: &Ctx<'_>, project: &str, dir: &Path, quiet: bool) -> Result<Fetche
     }
     let mut resp = rb.send().map_err(|e| ctx.offline(&e))?;
     let status = resp.status();
-    let now = crate::compile::now_secs();
+    let now = helix_client::compile::now_secs();
     if status == reqwest::StatusCode::NOT_MODIFIED {
         let mut meta = old.unwrap_or_default();
         meta.fetched_at = now;
@@ -583,7 +419,7 @@ fn fetch(ctx: &Ctx<'_>, project: &str, dir: &Path, quiet: bool) -> Result<Fetche
             msg.push_str(&format!(
                 "; set HELIX_TOKEN or add [servers.\"{}\"] token = \"...\" to {}",
                 ctx.server,
-                crate::paths::user_config_file().display()
+                helix_client::paths::user_config_file().display()
             ));
         }
         return Err(Failure::Other(msg));
@@ -636,7 +472,7 @@ fn download(
         anyhow::bail!(
             "download rejected: the artifact is {l} bytes, over the limit of {} (`max_artifact_bytes` in [sync] of {})",
             limits.max_bytes,
-            crate::paths::user_config_file().display()
+            helix_client::paths::user_config_file().display()
         );
     }
     let mut file =
@@ -672,13 +508,11 @@ fn download(
         got += n as u64;
         let cap = declared.unwrap_or(limits.max_bytes);
         if got > cap {
+            if declared.is_some() {
+                anyhow::bail!("download rejected: more bytes than the artifact declares ({cap})");
+            }
             anyhow::bail!(
-                "download rejected: more than {cap} bytes ({})",
-                if declared.is_some() {
-                    "the size the artifact declares"
-                } else {
-                    "`max_artifact_bytes` in [sync]"
-                }
+                "download rejected: more than {cap} bytes (`max_artifact_bytes` in [sync])"
             );
         }
         if declared.is_none() && head.len() < helix_index_format::DECLARED_LEN_PREFIX {
@@ -747,7 +581,7 @@ fn cache_age_note(dir: &Path) -> String {
     match read_meta(dir).filter(|_| dir.join(INDEX_FILE).exists()) {
         Some(m) => format!(
             "using cache from {} ago",
-            crate::commands::age(crate::compile::now_secs() - m.fetched_at)
+            helix_client::commands::age(helix_client::compile::now_secs() - m.fetched_at)
         ),
         None => "no cache yet".to_string(),
     }
@@ -770,8 +604,8 @@ pub fn sync_project(
         limits,
     };
     // Left by a sync or store that was killed: nothing else ever removes them.
-    crate::paths::remove_stale_temps(dir);
-    crate::paths::remove_stale_temps(&crate::paths::pending_dir(project));
+    helix_client::paths::remove_stale_temps(dir);
+    helix_client::paths::remove_stale_temps(&helix_client::paths::pending_dir(project));
     let fail = |f: Failure| -> Report {
         let line = match f {
             Failure::Offline(why) => {
@@ -817,7 +651,7 @@ pub fn sync_project(
     let mut line = match fetched {
         Fetched::UpToDate(m) => format!(
             "{project}: {}, commit {}, up to date",
-            crate::commands::entries(m.entries),
+            helix_client::commands::entries(m.entries),
             short(&m.commit)
         ),
         Fetched::Updated {
@@ -827,8 +661,8 @@ pub fn sync_project(
             let diff = meta.entries as i64 - o as i64;
             format!(
                 "{project}: updated {} → {} entries ({diff:+}), commit {}",
-                crate::commands::thousands(o),
-                crate::commands::thousands(meta.entries),
+                helix_client::commands::thousands(o),
+                helix_client::commands::thousands(meta.entries),
                 short(&meta.commit)
             )
         }
@@ -837,7 +671,7 @@ pub fn sync_project(
             meta,
         } => format!(
             "{project}: {}, commit {}, downloaded",
-            crate::commands::entries(meta.entries),
+            helix_client::commands::entries(meta.entries),
             short(&meta.commit)
         ),
     };
@@ -872,7 +706,7 @@ pub fn sync_all(cfg: &ProjectConfig, quiet: bool) -> Result<Vec<Report>> {
     let http = http_client(server, &limits, false)?;
     let mut out = Vec::new();
     for p in &cfg.projects {
-        let token = crate::config::token_for(server, p)?;
+        let token = helix_client::config::token_for(server, p)?;
         out.push(sync_project(
             &http,
             &limits,
@@ -886,77 +720,26 @@ pub fn sync_all(cfg: &ProjectConfig, quiet: bool) -> Result<Vec<Report>> {
     Ok(out)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use helix_index_format::{BuildInfo, Entry, SearchOptions};
-
-    fn artifact(project: &str, ids: &[&str]) -> Vec<u8> {
-        let entries: Vec<Entry> = ids
-            .iter()
-            .map(|id| Entry {
-                id: id.to_string(),
-                topic: id.split('/').next().unwrap().to_string(),
-                title: format!("About {id}"),
-                body: format!("unique words for {id} zebra"),
-                ..Default::default()
-            })
-            .collect();
-        let info = BuildInfo {
-            project: project.into(),
-            commit: "c0ffee".into(),
-            generation: 1,
-            build_time: 0,
-        };
-        helix_index_format::build(&entries, &info).unwrap()
+/// `helix sync`: one line per project; exit 1 when any project could not be synced (its
+/// cache is then left as it was).
+pub fn run(a: helix_client::commands::sync::Args) -> Result<ExitCode> {
+    let cfg = helix_client::config::require(&helix_client::commands::cwd()?)?;
+    let reports = sync_all(&cfg, a.quiet)?;
+    let mut ok = true;
+    for r in &reports {
+        ok &= r.ok;
+        if r.ok {
+            if !a.quiet {
+                println!("{}", r.line);
+            }
+        } else {
+            // Failures always reach stderr, even with --quiet.
+            eprintln!("{}", r.line);
+        }
     }
-
-    #[test]
-    fn installing_over_a_mapped_artifact_leaves_the_old_mapping_readable() {
-        let dir = tempfile::tempdir().unwrap();
-        let tmp = dir.path().join("a.tmp");
-        std::fs::write(&tmp, artifact("p", &["a/one.md"])).unwrap();
-        install_artifact(&tmp, dir.path(), "p").unwrap();
-        let old = crate::knowledge::open_index(&dir.path().join(INDEX_FILE))
-            .unwrap()
-            .unwrap();
-
-        let tmp = dir.path().join("b.tmp");
-        std::fs::write(&tmp, artifact("p", &["b/two.md", "b/three.md"])).unwrap();
-        install_artifact(&tmp, dir.path(), "p").unwrap();
-
-        // The old mapping still sees the old inode, whole and valid.
-        old.verify().unwrap();
-        assert_eq!(old.len(), 1);
-        assert_eq!(
-            old.search("zebra", &SearchOptions::default()).unwrap()[0]
-                .entry
-                .id,
-            "a/one.md"
-        );
-        let new = crate::knowledge::open_index(&dir.path().join(INDEX_FILE))
-            .unwrap()
-            .unwrap();
-        assert_eq!(new.len(), 2);
-    }
-
-    #[test]
-    fn rejected_install_keeps_the_old_artifact_and_removes_the_temp_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let tmp = dir.path().join("a.tmp");
-        let good = artifact("p", &["a/one.md"]);
-        std::fs::write(&tmp, &good).unwrap();
-        install_artifact(&tmp, dir.path(), "p").unwrap();
-        let tmp = dir.path().join("b.tmp");
-        std::fs::write(&tmp, artifact("q", &["a/one.md"])).unwrap();
-        let err = install_artifact(&tmp, dir.path(), "p")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("artifact is for project `q`, expected `p`"),
-            "{err}"
-        );
-        assert!(!tmp.exists());
-        assert_eq!(std::fs::read(dir.path().join(INDEX_FILE)).unwrap(), good);
-    }
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

@@ -1,0 +1,253 @@
+//! The cache's bookkeeping: `meta.json` and `last_sync.json` beside each cached artifact,
+//! verified installation of a new artifact (temp file, full verify, project check, atomic
+//! rename), and local-mode compilation with the `helix build` code path.
+
+use crate::config::ProjectConfig;
+use crate::knowledge::INDEX_FILE;
+use anyhow::{Context, Result, anyhow};
+use helix_index_format::Index;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// `meta.json` next to a cached artifact.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct CacheMeta {
+    pub etag: Option<String>,
+    pub commit: String,
+    pub generation: u64,
+    /// Unix seconds of the last successful check with the server (or local compile).
+    pub fetched_at: i64,
+    pub entries: u64,
+}
+
+/// `last_sync.json`: the result of the last sync attempt of one project.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct LastSync {
+    pub at: i64,
+    pub ok: bool,
+    pub message: String,
+}
+
+pub fn read_meta(dir: &Path) -> Option<CacheMeta> {
+    let text = std::fs::read(dir.join("meta.json")).ok()?;
+    serde_json::from_slice(&text).ok()
+}
+
+pub fn read_last_sync(dir: &Path) -> Option<LastSync> {
+    let text = std::fs::read(dir.join("last_sync.json")).ok()?;
+    serde_json::from_slice(&text).ok()
+}
+
+pub fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<()> {
+    let bytes = serde_json::to_vec_pretty(v).expect("serialising plain structs cannot fail");
+    crate::paths::write_atomic_nosync(path, &bytes)
+        .with_context(|| format!("writing {}", path.display()))
+}
+
+pub fn record(dir: &Path, ok: bool, message: &str) {
+    let _ = std::fs::create_dir_all(dir);
+    let _ = write_json(
+        &dir.join("last_sync.json"),
+        &LastSync {
+            at: crate::compile::now_secs(),
+            ok,
+            message: message.to_string(),
+        },
+    );
+}
+
+/// Outcome of syncing one project: the line to print and whether it succeeded.
+#[derive(Debug, Clone)]
+pub struct Report {
+    #[allow(dead_code)] // for callers that act per project; the CLI only prints `line`
+    pub project: String,
+    pub ok: bool,
+    pub line: String,
+}
+
+/// Verifies `bytes`-backed artifact at `tmp` and installs it as `dir/index.hix`.
+/// Returns the artifact's entry count, commit and generation.
+pub fn install_artifact(tmp: &Path, dir: &Path, project: &str) -> Result<(u64, String, u64)> {
+    let res = (|| {
+        let map =
+            crate::knowledge::map_file(tmp)?.ok_or_else(|| anyhow!("downloaded file vanished"))?;
+        let index = Index::open(map).map_err(|e| anyhow!("download rejected: {e}"))?;
+        index
+            .verify()
+            .map_err(|e| anyhow!("download rejected: {e}"))?;
+        let meta = index
+            .meta()
+            .map_err(|e| anyhow!("download rejected: {e}"))?;
+        if meta.project != project {
+            return Err(anyhow!(
+                "download rejected: artifact is for project `{}`, expected `{project}`",
+                meta.project
+            ));
+        }
+        Ok((
+            u64::from(meta.entry_count),
+            meta.commit.to_string(),
+            meta.generation,
+        ))
+    })();
+    match res {
+        Ok(v) => {
+            std::fs::rename(tmp, dir.join(INDEX_FILE))
+                .with_context(|| format!("installing {}", dir.join(INDEX_FILE).display()))?;
+            Ok(v)
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(tmp);
+            Err(e)
+        }
+    }
+}
+
+pub fn temp_path(dir: &Path) -> PathBuf {
+    dir.join(format!(
+        ".download.{}.{:08x}.tmp",
+        std::process::id(),
+        rand::random::<u32>()
+    ))
+}
+
+/// Compiles the local knowledge directory into the local cache (local mode), with the same
+/// code as `helix build`. Returns the report line.
+pub fn compile_local(cfg: &ProjectConfig, project: &str) -> Result<Report> {
+    let local = cfg
+        .local
+        .as_ref()
+        .ok_or_else(|| anyhow!("{} has no `local` directory", cfg.file.display()))?;
+    let dir = cfg.cache_dir(project);
+    let old = read_meta(&dir);
+    let meta = std::fs::metadata(local).with_context(|| {
+        format!(
+            "local knowledge directory {} (from {})",
+            local.display(),
+            cfg.file.display()
+        )
+    })?;
+    anyhow::ensure!(meta.is_dir(), "{}: not a directory", local.display());
+    let c = crate::compile::compile_dir(local, true)?;
+    for d in &c.diagnostics {
+        eprintln!("{d}");
+    }
+    let generation = old.as_ref().map_or(1, |m| m.generation + 1);
+    let bytes = crate::compile::to_artifact(&c, project, generation)?;
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let tmp = temp_path(&dir);
+    crate::paths::write_atomic(&tmp, &bytes)
+        .with_context(|| format!("writing {}", tmp.display()))?;
+    let (entries, commit, generation) = install_artifact(&tmp, &dir, project)?;
+    let etag = format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&bytes));
+    write_json(
+        &dir.join("meta.json"),
+        &CacheMeta {
+            etag: Some(etag),
+            commit: commit.clone(),
+            generation,
+            fetched_at: crate::compile::now_secs(),
+            entries,
+        },
+    )?;
+    let was = old.map(|m| m.entries);
+    let mut line = format!(
+        "{project}: {} from {}",
+        crate::commands::entries(entries),
+        local.display()
+    );
+    if !commit.is_empty() {
+        line.push_str(&format!(", commit {}", short(&commit)));
+    }
+    if let Some(w) = was.filter(|w| *w != entries) {
+        line.push_str(&format!(", was {}", crate::commands::thousands(w)));
+    }
+    if !c.diagnostics.is_empty() {
+        line.push_str(&format!(", {} invalid (see above)", c.diagnostics.len()));
+    }
+    record(&dir, true, &line);
+    Ok(Report {
+        project: project.to_string(),
+        ok: true,
+        line,
+    })
+}
+
+pub fn short(commit: &str) -> &str {
+    commit.get(..7).unwrap_or(commit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use helix_index_format::{BuildInfo, Entry, SearchOptions};
+
+    fn artifact(project: &str, ids: &[&str]) -> Vec<u8> {
+        let entries: Vec<Entry> = ids
+            .iter()
+            .map(|id| Entry {
+                id: id.to_string(),
+                topic: id.split('/').next().unwrap().to_string(),
+                title: format!("About {id}"),
+                body: format!("unique words for {id} zebra"),
+                ..Default::default()
+            })
+            .collect();
+        let info = BuildInfo {
+            project: project.into(),
+            commit: "c0ffee".into(),
+            generation: 1,
+            build_time: 0,
+        };
+        helix_index_format::build(&entries, &info).unwrap()
+    }
+
+    #[test]
+    fn installing_over_a_mapped_artifact_leaves_the_old_mapping_readable() {
+        let dir = tempfile::tempdir().unwrap();
+        let tmp = dir.path().join("a.tmp");
+        std::fs::write(&tmp, artifact("p", &["a/one.md"])).unwrap();
+        install_artifact(&tmp, dir.path(), "p").unwrap();
+        let old = crate::knowledge::open_index(&dir.path().join(INDEX_FILE))
+            .unwrap()
+            .unwrap();
+
+        let tmp = dir.path().join("b.tmp");
+        std::fs::write(&tmp, artifact("p", &["b/two.md", "b/three.md"])).unwrap();
+        install_artifact(&tmp, dir.path(), "p").unwrap();
+
+        // The old mapping still sees the old inode, whole and valid.
+        old.verify().unwrap();
+        assert_eq!(old.len(), 1);
+        assert_eq!(
+            old.search("zebra", &SearchOptions::default()).unwrap()[0]
+                .entry
+                .id,
+            "a/one.md"
+        );
+        let new = crate::knowledge::open_index(&dir.path().join(INDEX_FILE))
+            .unwrap()
+            .unwrap();
+        assert_eq!(new.len(), 2);
+    }
+
+    #[test]
+    fn rejected_install_keeps_the_old_artifact_and_removes_the_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let tmp = dir.path().join("a.tmp");
+        let good = artifact("p", &["a/one.md"]);
+        std::fs::write(&tmp, &good).unwrap();
+        install_artifact(&tmp, dir.path(), "p").unwrap();
+        let tmp = dir.path().join("b.tmp");
+        std::fs::write(&tmp, artifact("q", &["a/one.md"])).unwrap();
+        let err = install_artifact(&tmp, dir.path(), "p")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("artifact is for project `q`, expected `p`"),
+            "{err}"
+        );
+        assert!(!tmp.exists());
+        assert_eq!(std::fs::read(dir.path().join(INDEX_FILE)).unwrap(), good);
+    }
+}
