@@ -1,15 +1,15 @@
-//! The nine hook handlers. Each takes the parsed stdin object and returns what to print
-//! (`None`: print nothing). They never fail: every problem means "no output".
+//! The nine hook handlers (`table::HOOKS` lists them). Each takes the call's context and
+//! returns what to print (`None`: print nothing). They never fail: every problem means "no
+//! output".
 
+use super::ctx::Ctx;
 use super::fresh;
-use super::input::Input;
 use super::keywords::{
     error_terms, error_text, is_build_command, path_stem, pattern_words, prompt_terms,
     removed_symbols,
 };
 use super::output::{self, MAX_CONTEXT_CHARS, Text, body_excerpt, entry_line};
 use super::state::{self, State};
-use crate::config::ProjectConfig;
 use crate::knowledge::{Knowledge, ProjectHit};
 use helix_index_format::{EntryRef, Mode, SearchOptions};
 use std::path::{Component, Path, PathBuf};
@@ -19,59 +19,6 @@ const READ_HINT: &str = "`helix read <project:id>` shows a whole entry";
 const SEARCH_HINT: &str = "search it: `helix search <words>` or the `mcp__helix__search` tool";
 const STORE_HINT: &str =
     "`helix store --topic <topic> --title <title> --body <text>` or the `mcp__helix__store` tool";
-
-/// Events whose output may carry `additionalContext`.
-const CONTEXT_EVENTS: &[&str] = &[
-    "SessionStart",
-    "UserPromptSubmit",
-    "PreToolUse",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "SubagentStart",
-];
-
-/// Runs the handler of `event` (the `helix hook <event>` name).
-pub fn dispatch(event: &str, input: &Input) -> Option<String> {
-    match event {
-        "session-start" => session_start(input),
-        "prompt" => prompt(input),
-        "ambient" => ambient(input),
-        "post-build" => post_build(input),
-        "error" => error(input),
-        "pre-compact" => pre_compact(input),
-        "stop" => stop(input),
-        "subagent-start" => subagent_start(input),
-        "approve-mcp" => approve_mcp(input),
-        _ => None,
-    }
-}
-
-/// The `hookEventName` to answer with: the input's own when it can carry context.
-fn event_name<'a>(input: &'a Input, default: &'static str) -> &'a str {
-    input
-        .str("hook_event_name")
-        .filter(|e| CONTEXT_EVENTS.contains(e))
-        .unwrap_or(default)
-}
-
-/// The working directory of the session: stdin `cwd` when it is an existing absolute
-/// directory, else this process's.
-fn session_cwd(input: &Input) -> Option<PathBuf> {
-    if let Some(c) = input.str("cwd") {
-        let p = Path::new(c);
-        if p.is_absolute() && p.is_dir() {
-            return Some(p.to_path_buf());
-        }
-    }
-    std::env::current_dir().ok()
-}
-
-/// The project configuration the session follows, and its working directory.
-fn project(input: &Input) -> Option<(ProjectConfig, PathBuf)> {
-    let cwd = session_cwd(input)?;
-    let cfg = crate::config::find(&cwd).ok()??;
-    Some((cfg, cwd))
-}
 
 fn now_secs() -> i64 {
     state::now_ms() / 1000
@@ -142,12 +89,12 @@ fn project_names(k: &Knowledge) -> String {
     names.join(", ")
 }
 
-fn session_start(input: &Input) -> Option<String> {
-    let (cfg, _) = project(input)?;
+pub fn session_start(cx: &Ctx<'_>) -> Option<String> {
+    let cfg = cx.config()?;
     state::prune();
-    let syncing = fresh::maybe_sync(&cfg);
-    let k = Knowledge::from_config(&cfg);
-    let event = event_name(input, "SessionStart");
+    let syncing = fresh::maybe_sync(cfg);
+    let k = cx.knowledge()?;
+    let event = cx.event_name();
     if k.sources().is_empty() {
         if !syncing {
             return None;
@@ -161,14 +108,14 @@ fn session_start(input: &Input) -> Option<String> {
     // The prompt hooks that follow read the dictionary and postings: have them paged in
     // (a no-op when they already are).
     k.prefetch();
-    let topics = topic_counts(&k);
-    let compact = input.str("source") == Some("compact");
+    let topics = topic_counts(k);
+    let compact = cx.input.str("source") == Some("compact");
     let mut t = Text::new(MAX_CONTEXT_CHARS);
     t.line(&format!(
         "helix team knowledge: {} entries in {} topics ({}). Before guessing at a build, tooling or design question, {SEARCH_HINT}; {READ_HINT}. Store non-obvious findings with {STORE_HINT}.",
         k.entry_count(),
         topics.len(),
-        project_names(&k)
+        project_names(k)
     ));
     if compact {
         t.item(&format!("All topics: {}", topic_list(&topics, usize::MAX)));
@@ -178,26 +125,22 @@ fn session_start(input: &Input) -> Option<String> {
     Some(output::context(event, t.as_str()))
 }
 
-fn subagent_start(input: &Input) -> Option<String> {
-    let (cfg, _) = project(input)?;
-    let k = Knowledge::from_config(&cfg);
+pub fn subagent_start(cx: &Ctx<'_>) -> Option<String> {
+    let k = cx.knowledge()?;
     if k.sources().is_empty() {
         return None;
     }
-    let topics = topic_counts(&k);
+    let topics = topic_counts(k);
     let mut t = Text::new(MAX_CONTEXT_CHARS);
     t.line(&format!(
         "helix team knowledge ({} entries, {}): before guessing, {SEARCH_HINT}; {READ_HINT}.",
         k.entry_count(),
-        project_names(&k)
+        project_names(k)
     ));
     if !topics.is_empty() {
         t.item(&format!("Topics: {}", topic_list(&topics, 40)));
     }
-    Some(output::context(
-        event_name(input, "SubagentStart"),
-        t.as_str(),
-    ))
+    Some(output::context(cx.event_name(), t.as_str()))
 }
 
 fn hits_text(header: &str, hits: &[ProjectHit<'_>]) -> Option<String> {
@@ -212,33 +155,29 @@ fn hits_text(header: &str, hits: &[ProjectHit<'_>]) -> Option<String> {
     t.has_content.then(|| t.as_str().to_string())
 }
 
-fn prompt(input: &Input) -> Option<String> {
-    let terms = prompt_terms(input.str("prompt")?);
+pub fn prompt(cx: &Ctx<'_>) -> Option<String> {
+    let terms = prompt_terms(cx.input.str("prompt")?);
     if terms.is_empty() {
         return None;
     }
-    let (cfg, _) = project(input)?;
-    let k = Knowledge::from_config(&cfg);
-    let hits = search(&k, &terms.join(" "), Mode::Or, 3);
+    let k = cx.knowledge()?;
+    let hits = search(k, &terms.join(" "), Mode::Or, 3);
     let text = hits_text(
         &format!("helix team knowledge that may apply to this prompt ({READ_HINT}):"),
         &hits,
     )?;
-    Some(output::context(
-        event_name(input, "UserPromptSubmit"),
-        &text,
-    ))
+    Some(output::context(cx.event_name(), &text))
 }
 
-fn error(input: &Input) -> Option<String> {
-    if input.flag("is_interrupt") {
+pub fn error(cx: &Ctx<'_>) -> Option<String> {
+    if cx.input.flag("is_interrupt") {
         return None;
     }
-    let raw = input.str("error")?;
+    let raw = cx.input.str("error")?;
     let text = error_text(raw);
-    let (cfg, _) = project(input)?;
+    let k = cx.knowledge()?;
     if text.trim().chars().count() >= 15
-        && let Some(session) = input.session_id()
+        && let Some(session) = cx.session()
     {
         let now = state::now_ms();
         state::update(session, |s| {
@@ -250,27 +189,23 @@ fn error(input: &Input) -> Option<String> {
     if terms.is_empty() {
         return None;
     }
-    let k = Knowledge::from_config(&cfg);
-    let hits = search(&k, &terms.join(" "), Mode::Or, 3);
+    let hits = search(k, &terms.join(" "), Mode::Or, 3);
     let text = hits_text(
         &format!("helix: the team has knowledge matching this error ({READ_HINT}):"),
         &hits,
     )?;
-    Some(output::context(
-        event_name(input, "PostToolUseFailure"),
-        &text,
-    ))
+    Some(output::context(cx.event_name(), &text))
 }
 
-fn post_build(input: &Input) -> Option<String> {
-    let tool = input.str("tool_name").unwrap_or("Bash");
-    let command = input.tool_str("command").unwrap_or("");
+pub fn post_build(cx: &Ctx<'_>) -> Option<String> {
+    let tool = cx.input.str("tool_name").unwrap_or("Bash");
+    let command = cx.input.tool_str("command").unwrap_or("");
     let stored = tool.starts_with("mcp__helix__store") || command.contains("helix store");
     if !stored && (tool != "Bash" || !is_build_command(command)) {
         return None;
     }
-    project(input)?;
-    let session = input.session_id();
+    cx.config()?;
+    let session = cx.session();
     let now = state::now_ms();
     if stored {
         if let Some(s) = session {
@@ -289,12 +224,12 @@ fn post_build(input: &Input) -> Option<String> {
     let text = format!(
         "helix: if this build needed a non-obvious fix (a surprising error, an ordering, version or environment gotcha), store the root cause and the fix for the team in a few lines with {STORE_HINT}."
     );
-    Some(output::context(event_name(input, "PostToolUse"), &text))
+    Some(output::context(cx.event_name(), &text))
 }
 
-fn pre_compact(input: &Input) -> Option<String> {
-    let session = input.session_id()?;
-    project(input)?;
+pub fn pre_compact(cx: &Ctx<'_>) -> Option<String> {
+    let session = cx.session()?;
+    cx.config()?;
     let now = state::now_ms();
     state::update(session, |s| {
         s.compactions = s.compactions.saturating_add(1);
@@ -303,24 +238,24 @@ fn pre_compact(input: &Input) -> Option<String> {
     None
 }
 
-fn stop(input: &Input) -> Option<String> {
-    if input.flag("stop_hook_active") {
+pub fn stop(cx: &Ctx<'_>) -> Option<String> {
+    if cx.input.flag("stop_hook_active") {
         return None;
     }
-    let session = input.session_id()?;
+    let session = cx.session()?;
     let st = State::load(session);
     if st.reminded || !st.failure_unrecorded() {
         return None;
     }
-    project(input)?;
+    cx.config()?;
     state::update(session, |s| s.reminded = true);
     Some(output::block(&format!(
         "Before you finish: this session hit a failure and stored nothing in helix. If its root cause or fix was non-obvious and would help a teammate, store it now in a few lines with {STORE_HINT} (topic, title, what happened, the fix). If it was trivial, just finish."
     )))
 }
 
-fn approve_mcp(input: &Input) -> Option<String> {
-    let tool = input.str("tool_name")?;
+pub fn approve_mcp(cx: &Ctx<'_>) -> Option<String> {
+    let tool = cx.input.str("tool_name")?;
     tool.starts_with("mcp__helix__")
         .then(output::allow_permission)
 }
@@ -364,7 +299,8 @@ fn repo_rel(root: &Path, cwd: &Path, file: &str) -> Option<String> {
     (!s.is_empty()).then_some(s)
 }
 
-fn ambient(input: &Input) -> Option<String> {
+pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
+    let input = cx.input;
     let tool = input.str("tool_name").unwrap_or("");
     let file = input
         .tool_str("file_path")
@@ -379,12 +315,12 @@ fn ambient(input: &Input) -> Option<String> {
     if file.is_none() && pattern.is_none() {
         return None;
     }
-    let (cfg, cwd) = project(input)?;
-    let k = Knowledge::from_config(&cfg);
+    let k = cx.knowledge()?;
+    let cwd = cx.cwd()?;
     if k.sources().is_empty() {
         return None;
     }
-    let rel = file.and_then(|f| repo_rel(k.root(), &cwd, f));
+    let rel = file.and_then(|f| repo_rel(k.root(), cwd, f));
     let name = file
         .and_then(|f| Path::new(f).file_name())
         .and_then(|n| n.to_str());
@@ -431,7 +367,7 @@ fn ambient(input: &Input) -> Option<String> {
     };
     let mut impact: Vec<(String, ProjectHit<'_>)> = Vec::new();
     for sym in &symbols {
-        for h in search(&k, &whole(sym), Mode::Or, 5) {
+        for h in search(k, &whole(sym), Mode::Or, 5) {
             let e = &h.hit.entry;
             if impact.len() < 3
                 && (e.body.contains(sym.as_str()) || e.title.contains(sym.as_str()))
@@ -453,7 +389,7 @@ fn ambient(input: &Input) -> Option<String> {
         layers.push((stem_terms.join(" "), Mode::AndThenOr));
     }
     for (query, mode) in &layers {
-        for h in search(&k, query, *mode, 3) {
+        for h in search(k, query, *mode, 3) {
             if related.len() < 4 && !seen.contains(&(h.project, h.hit.entry.id)) {
                 seen.push((h.project, h.hit.entry.id));
                 related.push(h);
@@ -512,7 +448,7 @@ fn ambient(input: &Input) -> Option<String> {
     if !t.has_content {
         return None;
     }
-    Some(output::context(event_name(input, "PreToolUse"), t.as_str()))
+    Some(output::context(cx.event_name(), t.as_str()))
 }
 
 #[cfg(test)]

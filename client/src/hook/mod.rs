@@ -3,12 +3,14 @@
 //!
 //! A hook must never break or slow a session, so every problem ends in "print nothing".
 
+pub mod ctx;
 pub mod events;
 pub mod fresh;
 pub mod input;
 pub mod keywords;
 pub mod output;
 pub mod state;
+pub mod table;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -16,8 +18,7 @@ use std::process::ExitCode;
 /// `helix hook <event>` arguments.
 #[derive(Debug, clap::Args)]
 pub struct HookArgs {
-    /// session-start, prompt, ambient, post-build, error, pre-compact, stop, subagent-start
-    /// or approve-mcp. Unknown events print nothing.
+    #[arg(long_help = table::help())]
     pub event: String,
     /// Ignored, so a future installer's extra arguments never break an older binary.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
@@ -76,7 +77,11 @@ fn answer(event: &str) -> Option<String> {
         log(event, "stdin is not a JSON object; ignored");
         return None;
     };
-    let out = events::dispatch(event, &input);
+    let Some(hook) = table::find(event) else {
+        log(event, "unknown hook; ignored");
+        return None;
+    };
+    let out = (hook.run)(&ctx::Ctx::new(&input, hook));
     log(
         event,
         if out.is_some() {

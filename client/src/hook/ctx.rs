@@ -1,0 +1,77 @@
+//! What one hook call knows: its parsed stdin and, resolved lazily and at most once, the
+//! session's working directory, the `.helix.toml` it follows and the mapped knowledge.
+
+use std::cell::OnceCell;
+use std::path::{Path, PathBuf};
+
+use super::input::Input;
+use super::table::{self, Hook};
+use crate::config::ProjectConfig;
+use crate::knowledge::Knowledge;
+
+/// One hook call.
+#[derive(Debug)]
+pub struct Ctx<'i> {
+    pub input: &'i Input,
+    pub hook: &'static Hook,
+    cwd: OnceCell<Option<PathBuf>>,
+    config: OnceCell<Option<ProjectConfig>>,
+    knowledge: OnceCell<Option<Knowledge>>,
+}
+
+impl<'i> Ctx<'i> {
+    pub fn new(input: &'i Input, hook: &'static Hook) -> Ctx<'i> {
+        Ctx {
+            input,
+            hook,
+            cwd: OnceCell::new(),
+            config: OnceCell::new(),
+            knowledge: OnceCell::new(),
+        }
+    }
+
+    /// The session's working directory: stdin `cwd` when it is an existing absolute
+    /// directory, else this process's.
+    pub fn cwd(&self) -> Option<&Path> {
+        self.cwd
+            .get_or_init(|| {
+                if let Some(c) = self.input.str("cwd") {
+                    let p = Path::new(c);
+                    if p.is_absolute() && p.is_dir() {
+                        return Some(p.to_path_buf());
+                    }
+                }
+                std::env::current_dir().ok()
+            })
+            .as_deref()
+    }
+
+    /// The `.helix.toml` the session follows; `None` (the hook stays silent) without one or
+    /// when it does not parse.
+    pub fn config(&self) -> Option<&ProjectConfig> {
+        self.config
+            .get_or_init(|| crate::config::find(self.cwd()?).ok().flatten())
+            .as_ref()
+    }
+
+    /// The followed projects' cached artifacts and pending overlays, mapped.
+    pub fn knowledge(&self) -> Option<&Knowledge> {
+        self.knowledge
+            .get_or_init(|| self.config().map(Knowledge::from_config))
+            .as_ref()
+    }
+
+    /// The session id, when it is safe as a file name.
+    pub fn session(&self) -> Option<&str> {
+        self.input.session_id()
+    }
+
+    /// The `hookEventName` to answer with: the input's own when it can carry context, else
+    /// the event this hook is installed under.
+    pub fn event_name(&self) -> &str {
+        self.input
+            .str("hook_event_name")
+            .filter(|e| table::carries_context(e))
+            .unwrap_or(self.hook.event)
+    }
+}
