@@ -369,7 +369,7 @@ fn search_tool(cwd: &Path, args: SearchArgs) -> ToolOutcome {
             limit
         },
         topic: topic.clone(),
-        now: Some(now_unix()),
+        now: Some(helix_client::sys::now_secs()),
         ..SearchOptions::default()
     };
     let mut hits = k.search(query, &opts);
@@ -787,13 +787,6 @@ fn count_noun(n: u64, one: &str, many: &str) -> String {
 
 fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-fn now_unix() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
 }
 
 #[cfg(test)]

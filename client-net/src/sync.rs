@@ -405,7 +405,7 @@ fn fetch(ctx: &Ctx<'_>, project: &str, dir: &Path, quiet: bool) -> Result<Fetche
     }
     let mut resp = rb.send().map_err(|e| ctx.offline(&e))?;
     let status = resp.status();
-    let now = helix_client::compile::now_secs();
+    let now = helix_client::sys::now_secs();
     if status == reqwest::StatusCode::NOT_MODIFIED {
         let mut meta = old.unwrap_or_default();
         meta.fetched_at = now;
@@ -581,7 +581,7 @@ fn cache_age_note(dir: &Path) -> String {
     match read_meta(dir).filter(|_| dir.join(INDEX_FILE).exists()) {
         Some(m) => format!(
             "using cache from {} ago",
-            helix_client::commands::age(helix_client::compile::now_secs() - m.fetched_at)
+            helix_client::human::age(helix_client::sys::now_secs() - m.fetched_at)
         ),
         None => "no cache yet".to_string(),
     }
@@ -604,8 +604,8 @@ pub fn sync_project(
         limits,
     };
     // Left by a sync or store that was killed: nothing else ever removes them.
-    helix_client::paths::remove_stale_temps(dir);
-    helix_client::paths::remove_stale_temps(&helix_client::paths::pending_dir(project));
+    helix_client::sys::remove_stale_temps(dir);
+    helix_client::sys::remove_stale_temps(&helix_client::paths::pending_dir(project));
     let fail = |f: Failure| -> Report {
         let line = match f {
             Failure::Offline(why) => {
@@ -651,7 +651,7 @@ pub fn sync_project(
     let mut line = match fetched {
         Fetched::UpToDate(m) => format!(
             "{project}: {}, commit {}, up to date",
-            helix_client::commands::entries(m.entries),
+            helix_client::human::entries(m.entries),
             short(&m.commit)
         ),
         Fetched::Updated {
@@ -661,8 +661,8 @@ pub fn sync_project(
             let diff = meta.entries as i64 - o as i64;
             format!(
                 "{project}: updated {} → {} entries ({diff:+}), commit {}",
-                helix_client::commands::thousands(o),
-                helix_client::commands::thousands(meta.entries),
+                helix_client::human::thousands(o),
+                helix_client::human::thousands(meta.entries),
                 short(&meta.commit)
             )
         }
@@ -671,7 +671,7 @@ pub fn sync_project(
             meta,
         } => format!(
             "{project}: {}, commit {}, downloaded",
-            helix_client::commands::entries(meta.entries),
+            helix_client::human::entries(meta.entries),
             short(&meta.commit)
         ),
     };

@@ -40,7 +40,7 @@ pub fn read_last_sync(dir: &Path) -> Option<LastSync> {
 
 pub fn write_json<T: Serialize>(path: &Path, v: &T) -> Result<()> {
     let bytes = serde_json::to_vec_pretty(v).expect("serialising plain structs cannot fail");
-    crate::paths::write_atomic_nosync(path, &bytes)
+    crate::sys::write_atomic_nosync(path, &bytes)
         .with_context(|| format!("writing {}", path.display()))
 }
 
@@ -49,7 +49,7 @@ pub fn record(dir: &Path, ok: bool, message: &str) {
     let _ = write_json(
         &dir.join("last_sync.json"),
         &LastSync {
-            at: crate::compile::now_secs(),
+            at: crate::sys::now_secs(),
             ok,
             message: message.to_string(),
         },
@@ -136,8 +136,7 @@ pub fn compile_local(cfg: &ProjectConfig, project: &str) -> Result<Report> {
     let bytes = crate::compile::to_artifact(&c, project, generation)?;
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let tmp = temp_path(&dir);
-    crate::paths::write_atomic(&tmp, &bytes)
-        .with_context(|| format!("writing {}", tmp.display()))?;
+    crate::sys::write_atomic(&tmp, &bytes).with_context(|| format!("writing {}", tmp.display()))?;
     let (entries, commit, generation) = install_artifact(&tmp, &dir, project)?;
     let etag = format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&bytes));
     write_json(
@@ -146,21 +145,21 @@ pub fn compile_local(cfg: &ProjectConfig, project: &str) -> Result<Report> {
             etag: Some(etag),
             commit: commit.clone(),
             generation,
-            fetched_at: crate::compile::now_secs(),
+            fetched_at: crate::sys::now_secs(),
             entries,
         },
     )?;
     let was = old.map(|m| m.entries);
     let mut line = format!(
         "{project}: {} from {}",
-        crate::commands::entries(entries),
+        crate::human::entries(entries),
         local.display()
     );
     if !commit.is_empty() {
         line.push_str(&format!(", commit {}", short(&commit)));
     }
     if let Some(w) = was.filter(|w| *w != entries) {
-        line.push_str(&format!(", was {}", crate::commands::thousands(w)));
+        line.push_str(&format!(", was {}", crate::human::thousands(w)));
     }
     if !c.diagnostics.is_empty() {
         line.push_str(&format!(", {} invalid (see above)", c.diagnostics.len()));

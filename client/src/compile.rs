@@ -132,21 +132,13 @@ pub fn compile_dir(dir: &Path, use_git: bool) -> Result<Compiled> {
     Ok(c)
 }
 
-/// Unix seconds now.
-pub fn now_secs() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
-}
-
 /// Builds artifact bytes from a compiled directory.
 pub fn to_artifact(c: &Compiled, project: &str, generation: u64) -> Result<Vec<u8>> {
     let info = BuildInfo {
         project: project.to_string(),
         commit: c.commit.clone(),
         generation,
-        build_time: now_secs(),
+        build_time: crate::sys::now_secs(),
     };
     helix_index_format::build(&c.entries, &info)
         .map_err(|e| anyhow::anyhow!("compiling {project}: {e}"))

@@ -90,13 +90,6 @@ fn new_key() -> String {
     )
 }
 
-fn now_secs() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
-}
-
 fn project_for<'a>(cfg: &'a ProjectConfig, wanted: Option<&'a str>) -> Result<&'a str> {
     match wanted {
         None => Ok(cfg.default_project()),
@@ -135,7 +128,7 @@ pub fn store(cfg: &ProjectConfig, new: NewEntry) -> Result<Stored> {
         if path.exists() {
             bail!("{} already exists; choose another title", path.display());
         }
-        crate::paths::write_atomic(&path, text.as_bytes())
+        crate::sys::write_atomic(&path, text.as_bytes())
             .with_context(|| format!("writing {}", path.display()))?;
         crate::cache::compile_local(cfg, &project)?;
         return Ok(Stored {
@@ -147,10 +140,10 @@ pub fn store(cfg: &ProjectConfig, new: NewEntry) -> Result<Stored> {
 
     let dir = crate::paths::pending_dir(&project);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    crate::paths::remove_stale_temps(&dir);
+    crate::sys::remove_stale_temps(&dir);
     let key = new_key();
     let path = dir.join(format!("{key}.md"));
-    crate::paths::write_atomic(&path, text.as_bytes())
+    crate::sys::write_atomic(&path, text.as_bytes())
         .with_context(|| format!("writing {}", path.display()))?;
     rebuild_overlay(&project)?;
     Ok(Stored { project, key, id })
@@ -235,21 +228,6 @@ pub fn count(project: &str) -> usize {
         .unwrap_or(0)
 }
 
-fn lock(dir: &Path) -> Result<std::fs::File> {
-    std::fs::create_dir_all(dir)?;
-    let f = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(dir.join(".lock"))
-        .with_context(|| format!("opening lock in {}", dir.display()))?;
-    // std's advisory file lock (flock): needs Rust 1.89; the toolchain here is newer.
-    #[allow(clippy::incompatible_msrv)]
-    f.lock()
-        .with_context(|| format!("locking {}", dir.display()))?;
-    Ok(f)
-}
-
 /// An entry the server acknowledged, kept in the overlay until a synced artifact of at
 /// least `generation` is in the cache (so it never disappears between push and download).
 #[derive(Debug, Clone)]
@@ -282,7 +260,7 @@ pub fn mark_acked(project: &str, file: &PendingFile, id: &str, generation: u64) 
         generation,
     })
     .expect("serialising a plain struct cannot fail");
-    crate::paths::write_atomic(&dir.join(format!("{}.json", file.key)), &meta)?;
+    crate::sys::write_atomic(&dir.join(format!("{}.json", file.key)), &meta)?;
     let dest = dir.join(format!("{}.md", file.key));
     match std::fs::rename(&file.path, &dest) {
         Ok(()) => Ok(()),
@@ -306,7 +284,7 @@ pub fn mark_rejected(file: &PendingFile, why: &str) -> Result<PathBuf> {
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     // The reason first: a crash between the two leaves the entry queued, and the next sync
     // gets the same refusal.
-    crate::paths::write_atomic(
+    crate::sys::write_atomic(
         &dir.join(format!("{}.reason", file.key)),
         format!("{why}\n").as_bytes(),
     )?;
@@ -412,7 +390,7 @@ fn overlay_entry(path: &Path, id: &str, key: &str, marker: &str) -> Option<Entry
 /// stores never lose each other's entry.
 pub fn rebuild_overlay(project: &str) -> Result<()> {
     let dir = crate::paths::pending_dir(project);
-    let _guard = lock(&dir)?;
+    let _guard = crate::sys::lock_dir(&dir)?;
     let pending = list(project)?;
     let acked = list_acked(project);
     let overlay = dir.join(OVERLAY_FILE);
@@ -442,11 +420,11 @@ pub fn rebuild_overlay(project: &str) -> Result<()> {
         project: project.to_string(),
         commit: String::new(),
         generation: 0,
-        build_time: now_secs(),
+        build_time: crate::sys::now_secs(),
     };
     let bytes = helix_index_format::build(&entries, &info)
         .map_err(|e| anyhow::anyhow!("building overlay: {e}"))?;
-    crate::paths::write_atomic(&overlay, &bytes)
+    crate::sys::write_atomic(&overlay, &bytes)
         .with_context(|| format!("writing {}", overlay.display()))?;
     Ok(())
 }

@@ -57,7 +57,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             }
             println!(
                 "{} entries in {} topics",
-                super::thousands(k.entry_count()),
+                crate::human::thousands(k.entry_count()),
                 topics.len()
             );
             let line: Vec<String> = topics

@@ -40,7 +40,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             .unwrap_or_else(|| "local".to_string())
     });
     let bytes = crate::compile::to_artifact(&c, &project, a.generation)?;
-    crate::paths::write_atomic(&a.output, &bytes)
+    crate::sys::write_atomic(&a.output, &bytes)
         .with_context(|| format!("writing {}", a.output.display()))?;
     eprintln!(
         "helix: wrote {} ({} entries, {} invalid, {} bytes, {:.0?})",

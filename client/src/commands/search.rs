@@ -36,7 +36,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let opts = SearchOptions {
         limit: a.limit,
         topic: a.topic.clone(),
-        now: Some(crate::compile::now_secs()),
+        now: Some(crate::sys::now_secs()),
         ..SearchOptions::default()
     };
     let hits = k.search(&query, &opts);

@@ -14,7 +14,7 @@ pub struct Args {
 
 pub fn run(a: Args) -> Result<ExitCode> {
     let cfg = crate::config::require(&super::cwd()?)?;
-    let now = crate::compile::now_secs();
+    let now = crate::sys::now_secs();
     let mut projects = Vec::new();
     for p in &cfg.projects {
         let dir = cfg.cache_dir(p);
@@ -56,10 +56,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
             let commit = p["commit"].as_str().unwrap_or("");
             format!(
                 "{name}: {} entries, commit {}, generation {}, synced {} ago",
-                super::thousands(p["entries"].as_u64().unwrap_or(0)),
+                crate::human::thousands(p["entries"].as_u64().unwrap_or(0)),
                 commit.get(..7).unwrap_or(commit),
                 p["generation"].as_u64().unwrap_or(0),
-                super::age(p["cache_age_seconds"].as_i64().unwrap_or(0))
+                crate::human::age(p["cache_age_seconds"].as_i64().unwrap_or(0))
             )
         } else {
             format!("{name}: not synced yet (run `helix sync`)")
@@ -74,7 +74,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             let ok = l.get("ok").and_then(|x| x.as_bool()).unwrap_or(false);
             println!(
                 "  last sync {} ago: {}{}",
-                super::age(now - at),
+                crate::human::age(now - at),
                 if ok { "" } else { "FAILED: " },
                 l.get("message").and_then(|x| x.as_str()).unwrap_or("")
             );

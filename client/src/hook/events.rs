@@ -20,10 +20,6 @@ const SEARCH_HINT: &str = "search it: `helix search <words>` or the `mcp__helix_
 const STORE_HINT: &str =
     "`helix store --topic <topic> --title <title> --body <text>` or the `mcp__helix__store` tool";
 
-fn now_secs() -> i64 {
-    state::now_ms() / 1000
-}
-
 fn hit_line(h: &ProjectHit<'_>) -> String {
     let e = &h.hit.entry;
     let snippet = if h.hit.snippet.trim().is_empty() {
@@ -52,7 +48,7 @@ fn search<'k>(k: &'k Knowledge, query: &str, mode: Mode, limit: usize) -> Vec<Pr
     let opts = SearchOptions {
         limit,
         mode,
-        now: Some(now_secs()),
+        now: Some(crate::sys::now_secs()),
         ..SearchOptions::default()
     };
     k.search(query, &opts)
@@ -179,7 +175,7 @@ pub fn error(cx: &Ctx<'_>) -> Option<String> {
     if text.trim().chars().count() >= 15
         && let Some(session) = cx.session()
     {
-        let now = state::now_ms();
+        let now = crate::sys::now_ms();
         state::update(session, |s| {
             s.failures = s.failures.saturating_add(1);
             s.last_failure = now;
@@ -206,7 +202,7 @@ pub fn post_build(cx: &Ctx<'_>) -> Option<String> {
     }
     cx.config()?;
     let session = cx.session();
-    let now = state::now_ms();
+    let now = crate::sys::now_ms();
     if stored {
         if let Some(s) = session {
             state::update(s, |st| st.last_store = now);
@@ -230,7 +226,7 @@ pub fn post_build(cx: &Ctx<'_>) -> Option<String> {
 pub fn pre_compact(cx: &Ctx<'_>) -> Option<String> {
     let session = cx.session()?;
     cx.config()?;
-    let now = state::now_ms();
+    let now = crate::sys::now_ms();
     state::update(session, |s| {
         s.compactions = s.compactions.saturating_add(1);
         s.last_compaction = now;

@@ -75,7 +75,7 @@ pub fn maybe_sync(cfg: &ProjectConfig) -> bool {
         return false;
     }
     // Write the stamp first: two sessions starting together start one sync.
-    if crate::paths::write_atomic(&stamp, cfg.root.as_os_str().as_encoded_bytes()).is_err() {
+    if crate::sys::write_atomic(&stamp, cfg.root.as_os_str().as_encoded_bytes()).is_err() {
         return false;
     }
     let Ok(exe) = std::env::current_exe() else {

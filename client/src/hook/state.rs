@@ -70,7 +70,7 @@ impl State {
             self.compactions,
             self.last_compaction
         );
-        crate::paths::write_atomic(&file(session), text.as_bytes())
+        crate::sys::write_atomic(&file(session), text.as_bytes())
     }
 
     /// Whether the session saw a failure and stored nothing since.
@@ -108,12 +108,4 @@ fn prune_dir(dir: &Path, keep: Duration) {
             let _ = std::fs::remove_file(e.path());
         }
     }
-}
-
-/// Current Unix time in milliseconds.
-pub fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
 }
