@@ -5,7 +5,6 @@ use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 
 use super::input::Input;
-use super::table::{self, Hook};
 use crate::config::ProjectConfig;
 use crate::knowledge::Knowledge;
 
@@ -13,17 +12,18 @@ use crate::knowledge::Knowledge;
 #[derive(Debug)]
 pub struct Ctx<'i> {
     pub input: &'i Input,
-    pub hook: &'static Hook,
+    /// The `hookEventName` to answer with (see `table::answer_event`).
+    event: &'i str,
     cwd: OnceCell<Option<PathBuf>>,
     config: OnceCell<Option<ProjectConfig>>,
     knowledge: OnceCell<Option<Knowledge>>,
 }
 
 impl<'i> Ctx<'i> {
-    pub fn new(input: &'i Input, hook: &'static Hook) -> Ctx<'i> {
+    pub fn new(input: &'i Input, event: &'i str) -> Ctx<'i> {
         Ctx {
             input,
-            hook,
+            event,
             cwd: OnceCell::new(),
             config: OnceCell::new(),
             knowledge: OnceCell::new(),
@@ -66,12 +66,8 @@ impl<'i> Ctx<'i> {
         self.input.session_id()
     }
 
-    /// The `hookEventName` to answer with: the input's own when it can carry context, else
-    /// the event this hook is installed under.
+    /// The `hookEventName` to answer with.
     pub fn event_name(&self) -> &str {
-        self.input
-            .str("hook_event_name")
-            .filter(|e| table::carries_context(e))
-            .unwrap_or(self.hook.event)
+        self.event
     }
 }

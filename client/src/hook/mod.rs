@@ -81,7 +81,8 @@ fn answer(event: &str) -> Option<String> {
         log(event, "unknown hook; ignored");
         return None;
     };
-    let out = (hook.run)(&ctx::Ctx::new(&input, hook));
+    let event_name = table::answer_event(hook, input.str("hook_event_name"));
+    let out = (hook.run)(&ctx::Ctx::new(&input, event_name));
     log(
         event,
         if out.is_some() {

@@ -106,6 +106,14 @@ pub fn find(name: &str) -> Option<&'static Hook> {
     HOOKS.iter().find(|h| h.name == name)
 }
 
+/// The `hookEventName` to answer `hook`'s call with: the input's own when Claude Code
+/// accepts context from that event, else the event the hook is installed under.
+pub fn answer_event<'a>(hook: &Hook, input_event: Option<&'a str>) -> &'a str {
+    input_event
+        .filter(|e| carries_context(e))
+        .unwrap_or(hook.event)
+}
+
 /// Whether Claude Code accepts context from `event` (a Claude Code event name).
 pub fn carries_context(event: &str) -> bool {
     HOOKS.iter().any(|h| h.context && h.event == event)
