@@ -15,7 +15,7 @@ mod formats;
 mod rules;
 mod text;
 
-use text::{Kind, at, is_token_char, word_at};
+use text::{ALNUM, Kind, US, at, is, is_token_char, word_at};
 
 /// Something in a text that looks like a credential.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,6 +163,13 @@ impl Iterator for Secrets<'_> {
                 self.st.first = false;
             }
             self.i += 1;
+            // Inside a word nothing starts (no boundary; `-`, `:`, `=` are not skipped):
+            // skip to its end, stopping at `Q`, which may open an Entra ID secret's `Q~`.
+            if is(c, ALNUM | US) {
+                while self.i < b.len() && is(b[self.i], ALNUM | US) && b[self.i] != b'Q' {
+                    self.i += 1;
+                }
+            }
         }
         None
     }
@@ -195,6 +202,9 @@ impl Secrets<'_> {
                 .or_else(|| cli::long_flag(b, i))
                 .or_else(|| cli::short_flag(b, i, self.st.short_flag));
         }
+        if !c.is_ascii_alphanumeric() {
+            return None;
+        }
         if c.is_ascii_lowercase()
             && let Some(hit) = self.word(i)
         {
@@ -222,19 +232,21 @@ impl Secrets<'_> {
                 st.netrc_block = false;
             }
         }
-        if word_at(b, i, b"curl") {
-            st.curl = true;
-        } else if ["mysql", "mysqldump", "mysqladmin", "mariadb"]
-            .iter()
-            .any(|w| word_at(b, i, w.as_bytes()))
-        {
-            st.short_flag = cli::ShortFlag::MysqlP;
-        } else if word_at(b, i, b"sshpass") || (st.docker && kw(b"login")) {
-            st.short_flag = cli::ShortFlag::SpaceP;
-        } else if word_at(b, i, b"docker") || word_at(b, i, b"podman") {
-            st.docker = true;
-        } else if at(b, i, b"redis-cli") {
-            st.short_flag = cli::ShortFlag::RedisA;
+        // Commands whose options carry passwords; one comparison for most words.
+        let mysql = || {
+            [&b"mysql"[..], b"mysqldump", b"mysqladmin", b"mariadb"]
+                .iter()
+                .any(|w| word_at(b, i, w))
+        };
+        match b[i] {
+            b'c' if word_at(b, i, b"curl") => st.curl = true,
+            b'm' if mysql() => st.short_flag = cli::ShortFlag::MysqlP,
+            b's' if word_at(b, i, b"sshpass") => st.short_flag = cli::ShortFlag::SpaceP,
+            b'l' if st.docker && kw(b"login") => st.short_flag = cli::ShortFlag::SpaceP,
+            b'd' if word_at(b, i, b"docker") => st.docker = true,
+            b'p' if word_at(b, i, b"podman") => st.docker = true,
+            b'r' if at(b, i, b"redis-cli") => st.short_flag = cli::ShortFlag::RedisA,
+            _ => {}
         }
         if st.netrc_line {
             if kw(b"login") {

@@ -237,8 +237,10 @@ pub(super) fn token_at(b: &[u8], i: usize) -> Option<(Kind, usize)> {
     let c = *b.get(i)?;
     let (start, n) = INDEX[usize::from(c)];
     let group = RULES.get(usize::from(start)..usize::from(start) + usize::from(n))?;
+    let second = b.get(i + 1);
     for rule in group {
-        if !at(b, i, rule.prefix) {
+        // The second byte rules most of a group out before the full comparison.
+        if rule.prefix.get(1).is_some_and(|p| Some(p) != second) || !at(b, i, rule.prefix) {
             continue;
         }
         let p = i + rule.prefix.len();
