@@ -258,6 +258,20 @@ mod secrets {
         });
     }
 
+    /// Inputs that repeat one trigger up to the 64 KiB body limit: each makes a matcher look
+    /// ahead from every few bytes. The worst of them bounds what one entry can cost.
+    #[divan::bench(args = [
+        "token=", "token:", "password: ", "pwd=", "a=", "eyJaaaaaaaaaa.", "LS0tLS1CRUdJTi/",
+        "glc_/", "sntrys_/", "PuTTY-User-Key-File-2: ", "-----BEGIN PRIVATE KEY-----",
+        "Authorization: Bearer ", "curl -u a:", "--password ", "://a:b@",
+    ])]
+    fn scan_repeated_64k(bencher: Bencher, unit: &str) {
+        let text = unit.repeat(64 * 1024 / unit.len());
+        bench(bencher, &text, |t| {
+            helix_index_format::find_secrets(t).count()
+        });
+    }
+
     /// Baseline: one pass over the bytes counting two of them.
     #[divan::bench(args = LEN)]
     fn baseline_byte_pass(bencher: Bencher, n: usize) {

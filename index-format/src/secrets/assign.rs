@@ -308,6 +308,10 @@ fn identifier_like(v: &[u8]) -> bool {
 /// Whether a literal value assigned to a secret-named key is a real-looking secret.
 /// `relaxed` (the key names a provider) accepts lower entropy: hex keys and UUIDs.
 pub(super) fn value_is_secret(v: &[u8], quoted: bool, class: Class, relaxed: bool) -> bool {
+    // Cheapest first: most candidates are too short to be a credential.
+    if v.len() < if class == Class::Password { 8 } else { 16 } {
+        return false;
+    }
     // A JWT is judged by its own rule, which knows the documented examples.
     let jwt = v.starts_with(b"eyJ") && v.iter().filter(|&&c| c == b'.').count() == 2;
     // Dates and times (`2024-06-13T10:00:00Z`) are not secrets either.
@@ -364,15 +368,27 @@ pub(super) fn value_at(b: &[u8], from: usize) -> Option<(usize, usize, bool)> {
             .count();
         return (b.get(start + len) == Some(&q)).then_some((start, start + len, true));
     }
-    let len = b[v..]
-        .iter()
-        .take(513)
-        .take_while(|&&c| {
-            c.is_ascii_graphic()
-                && !matches!(c, b',' | b';' | b')' | b']' | b'}' | b'"' | b'\'' | b'`')
-        })
-        .count();
-    let mut end = v + len;
+    // An unquoted value also ends at `=`, `:` and `&` (the next assignment, a query string),
+    // so `a=b=c=…` is not re-read from every `=`; base64 padding (`…==`) stays.
+    let stop = |c: u8| {
+        !c.is_ascii_graphic()
+            || matches!(
+                c,
+                b',' | b';' | b')' | b']' | b'}' | b'"' | b'\'' | b'`' | b':' | b'&'
+            )
+    };
+    let limit = b.len().min(v + 512);
+    let mut end = v;
+    while end < limit && !stop(b[end]) {
+        if b[end] == b'=' {
+            let pad = b[end..limit].iter().take_while(|&&c| c == b'=').count();
+            if b.get(end + pad).is_none_or(|&c| stop(c)) {
+                end += pad;
+            }
+            break;
+        }
+        end += 1;
+    }
     if end > v && b[end - 1] == b'.' {
         end -= 1;
     }
@@ -412,8 +428,13 @@ pub(super) fn assignment_at(b: &[u8], op: usize) -> Option<(Kind, usize)> {
     if !key.last().is_some_and(u8::is_ascii_alphabetic) {
         return None;
     }
-    let (class, kind) = classify(key)?;
+    // The value first: no credential is shorter than 5 bytes (`Basic`/`Bearer` come with
+    // theirs), and most candidates stop here before the key is classified.
     let (vs, ve, quoted) = value_at(b, from)?;
+    if ve - vs < 5 {
+        return None;
+    }
+    let (class, kind) = classify(key)?;
     if class == Class::Authorization {
         return authorization(b, vs, ve);
     }

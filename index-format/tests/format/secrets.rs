@@ -265,6 +265,13 @@ fn adversarial_repetitions_finish() {
         "=>",
         "1//0",
         "bot1234567890:AA",
+        "LS0tLS1CRUdJTi/",
+        "token:",
+        "pwd=",
+        "glc_/",
+        "sntrys_/",
+        "PuTTY-User-Key-File-2: ",
+        "--password ",
     ] {
         let text = unit.repeat(n / unit.len());
         let _ = find_secrets(&text).count();
