@@ -920,7 +920,7 @@ fn bad_input_gets_clear_errors_and_nothing_reaches_git() {
     // Credentials are assembled at run time: no literal secret in this file.
     let aws = "AKIA".to_string() + "Q3ZL7MHB5TW2RX6N";
     let pem = "-----BEGIN RSA PRIVATE KEY-----\n".to_string()
-        + "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n"
+        + "c3ludGhldGljIHRlc3Qga2V5IG1hdGVyaWFsLCBub3QgYSBrZXk6IGhlbGl4IGZpeHR1cmVzISE=\n"
         + "-----END RSA PRIVATE KEY-----";
     let glpat = "glpat-".to_string() + "Qm4xZ7pL2vR9tKs8Wd3N";
     let db_url = "postgres://app:".to_string() + "Vd8kq2Lx9Wp@db.internal/app";

@@ -477,7 +477,7 @@ async fn mcp_bad_calls_are_errors_and_the_session_stays_usable() {
     // A header alone is documentation; key material makes it a key.
     let key = format!(
         "-----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----",
-        "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gunVTLw7onLRnrq0"
+        "c3ludGhldGljIHRlc3Qga2V5IG1hdGVyaWFsLCBub3QgYSBrZXk6IGhlbGl4IGZpeHR1cmVzISE="
     );
     let m = err(&call(
         &client,
