@@ -1,6 +1,10 @@
 //! Compile throughput and query latency on the real corpus (`../shared/corpora/til`) and on
-//! 10k / 100k replicas of it. Run: `cargo bench -p helix-index-format --bench index`.
+//! 10k / 100k replicas of it; secret-scanning cost per KB (`secrets::*`, against baselines in
+//! the same run). Run: `cargo bench -p helix-index-format --bench index [-- secrets]`.
 //! Corpus location: `HELIX_CORPUS`, else `<workspace>/../shared/corpora/til`.
+
+#[path = "index/old_scanner.rs"]
+mod old_scanner;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -192,4 +196,103 @@ fn verify(bencher: Bencher, n: usize) {
     let bytes = artifact(n);
     let index = Index::open(&bytes[..]).expect("open");
     bencher.bench_local(|| index.verify().expect("verify"));
+}
+
+/// Secret scanning, per KB of entry text: what every write (store, POST, check) pays.
+/// Baselines in the same run: one plain pass over the bytes, the tokenizer (which the write
+/// path runs anyway for the overlay index), and the nine-rule scanner before issue 17.
+/// Sizes 1 KB (a typical entry) to 1 MB (16x the body limit) show the cost stays linear.
+#[divan::bench_group(sample_count = 50)]
+mod secrets {
+    use super::*;
+    use divan::counter::BytesCount;
+
+    const LEN: [usize; 3] = [1 << 10, 100 << 10, 1 << 20];
+
+    /// The first `n` bytes of the corpus notes, one after the other.
+    fn notes(n: usize) -> String {
+        let mut text = String::with_capacity(n + 4096);
+        for (_, bytes) in corpus().iter().cycle() {
+            text.push_str(&String::from_utf8_lossy(bytes));
+            if text.len() >= n {
+                break;
+            }
+        }
+        let mut end = n;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text
+    }
+
+    fn bench(bencher: Bencher, text: &str, f: impl Fn(&str) -> usize + Sync) {
+        bencher
+            .counter(BytesCount::of_str(text))
+            .bench(|| black_box(f(black_box(text))));
+    }
+
+    /// Real notes, as written.
+    #[divan::bench(args = LEN)]
+    fn scan_notes(bencher: Bencher, n: usize) {
+        bench(bencher, &notes(n), |t| {
+            helix_index_format::find_secrets(t).count()
+        });
+    }
+
+    /// The same text as one huge line (no newline at all).
+    #[divan::bench(args = LEN)]
+    fn scan_one_line(bencher: Bencher, n: usize) {
+        bench(bencher, &notes(n).replace('\n', " "), |t| {
+            helix_index_format::find_secrets(t).count()
+        });
+    }
+
+    /// Worst cases for a naive matcher: every byte a trigger (`=`, `:`, `eyJ…`, `-----BEGIN`).
+    #[divan::bench(args = LEN)]
+    fn scan_adversarial(bencher: Bencher, n: usize) {
+        let unit = "token=eyJa.x://a:b@-----BEGIN PRIVATE KEY-----\\nAKIA";
+        let text = unit.repeat(n / unit.len() + 1)[..n].to_string();
+        bench(bencher, &text, |t| {
+            helix_index_format::find_secrets(t).count()
+        });
+    }
+
+    /// Inputs that repeat one trigger up to the 64 KiB body limit: each makes a matcher look
+    /// ahead from every few bytes. The worst of them bounds what one entry can cost.
+    #[divan::bench(args = [
+        "token=", "token:", "password: ", "pwd=", "a=", "eyJaaaaaaaaaa.", "LS0tLS1CRUdJTi/",
+        "glc_/", "sntrys_/", "PuTTY-User-Key-File-2: ", "-----BEGIN PRIVATE KEY-----",
+        "Authorization: Bearer ", "curl -u a:", "--password ", "://a:b@",
+    ])]
+    fn scan_repeated_64k(bencher: Bencher, unit: &str) {
+        let text = unit.repeat(64 * 1024 / unit.len());
+        bench(bencher, &text, |t| {
+            helix_index_format::find_secrets(t).count()
+        });
+    }
+
+    /// Baseline: one pass over the bytes counting two of them.
+    #[divan::bench(args = LEN)]
+    fn baseline_byte_pass(bencher: Bencher, n: usize) {
+        bench(bencher, &notes(n), |t| {
+            t.bytes().filter(|&b| b == b'=' || b == b':').count()
+        });
+    }
+
+    /// Baseline: the tokenizer over the same text.
+    #[divan::bench(args = LEN)]
+    fn baseline_tokenize(bencher: Bencher, n: usize) {
+        bench(bencher, &notes(n), |t| {
+            helix_index_format::tokenize(t).len()
+        });
+    }
+
+    /// Baseline: the nine-rule scanner before issue 17, over the same text.
+    #[divan::bench(args = LEN)]
+    fn baseline_old_scanner(bencher: Bencher, n: usize) {
+        bench(bencher, &notes(n), |t| {
+            usize::from(old_scanner::find_secret(t).is_some())
+        });
+    }
 }

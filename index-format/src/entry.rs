@@ -537,6 +537,16 @@ enum FrontMatter<'a> {
     },
 }
 
+/// How many of the first lines of an entry file are front matter (0 without any; all of
+/// them when it is never closed).
+pub(crate) fn front_matter_lines(text: &str) -> u32 {
+    match split_front_matter(text) {
+        FrontMatter::None => 0,
+        FrontMatter::Unclosed => u32::MAX,
+        FrontMatter::Block { body_line, .. } => body_line - 1,
+    }
+}
+
 fn split_front_matter(text: &str) -> FrontMatter<'_> {
     let first_end = text.find('\n').unwrap_or(text.len());
     if text[..first_end].trim_end_matches([' ', '\t', '\r']) != "---" {
@@ -1502,7 +1512,7 @@ Body text.
                 assert!(e.date.is_some() && e.author.is_some(), "{id}");
                 assert!(!e.sources.is_empty() && !e.tags.is_empty(), "{id}");
                 assert!(e.body.len() > 400, "{id} is too short to be real knowledge");
-                assert_eq!(crate::validate::find_secret(&e.body), None, "{id}");
+                assert_eq!(crate::secrets::find_secret(&e.body), None, "{id}");
                 entries.push(e);
             }
         }
@@ -1541,7 +1551,7 @@ Body text.
         ];
         for body in &bodies {
             let _ = parse_entry("t/x.md", body.as_bytes(), None);
-            let _ = crate::validate::find_secret(body);
+            let _ = crate::secrets::find_secret(body);
         }
         for front in [
             fill("a"),
@@ -1563,7 +1573,7 @@ Body text.
             "sk-",
             "password: ",
         ] {
-            let _ = crate::validate::find_secret(&secretish.repeat(64 * 1024 / secretish.len()));
+            let _ = crate::secrets::find_secret(&secretish.repeat(64 * 1024 / secretish.len()));
         }
     }
 

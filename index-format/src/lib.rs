@@ -10,6 +10,7 @@ pub mod error;
 pub mod layout;
 pub mod read;
 pub mod search;
+pub mod secrets;
 pub mod tokenize;
 pub mod validate;
 pub mod yaml;
@@ -22,5 +23,8 @@ pub use entry::{
 pub use error::FormatError;
 pub use read::{DECLARED_LEN_PREFIX, EntryRef, Index, Meta, TopicCount, declared_len};
 pub use search::{Hit, Mode, SearchOptions};
+pub use secrets::{SecretFinding, find_secret, find_secrets};
 pub use tokenize::{TOKENIZER_VERSION, Token, TokenKind, tokenize};
-pub use validate::{NewEntry, SecretFinding, ValidationError, find_secret, validate_new_entry};
+pub use validate::{
+    FileSecret, NewEntry, ValidationError, find_secrets_in_entry_file, validate_new_entry,
+};

@@ -1,5 +1,11 @@
 //! Artifact round trips, queries, determinism, compatibility with the v1 reference
-//! artifact, and the reader's robustness against thousands of damaged artifacts.
+//! artifact, and the reader's robustness against thousands of damaged artifacts; the
+//! secret scanner on a labelled corpus (`format/secrets.rs`, `format/secret_corpus.rs`).
+
+#[path = "format/secret_corpus.rs"]
+mod secret_corpus;
+#[path = "format/secrets.rs"]
+mod secrets;
 
 use std::collections::BTreeMap;
 

@@ -927,8 +927,13 @@ fn bad_input_gets_clear_errors_and_nothing_reaches_git() {
     let entries = s.u("/v1/projects/kb/entries");
     let good = json!({"topic": "ops", "title": "Fine", "body": "ok"});
     let big = "x".repeat(300 * 1024);
-    let aws = "AKIA".to_string() + "IOSFODNN7EXAMPLE";
-    let pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----";
+    // Credentials are assembled at run time: no literal secret in this file.
+    let aws = "AKIA".to_string() + "Q3ZL7MHB5TW2RX6N";
+    let pem = "-----BEGIN RSA PRIVATE KEY-----\n".to_string()
+        + "c3ludGhldGljIHRlc3Qga2V5IG1hdGVyaWFsLCBub3QgYSBrZXk6IGhlbGl4IGZpeHR1cmVzISE=\n"
+        + "-----END RSA PRIVATE KEY-----";
+    let glpat = "glpat-".to_string() + "Qm4xZ7pL2vR9tKs8Wd3N";
+    let db_url = "postgres://app:".to_string() + "Vd8kq2Lx9Wp@db.internal/app";
     type Case = (
         &'static str,
         String,
@@ -1037,7 +1042,7 @@ fn bad_input_gets_clear_errors_and_nothing_reaches_git() {
             j(json!({"topic": "ops", "title": "t", "body": format!("key {aws}")})),
             StatusCode::UNPROCESSABLE_ENTITY,
             "secret_detected",
-            "AWS",
+            "an AWS access key id",
         ),
         (
             "private key",
@@ -1046,7 +1051,25 @@ fn bad_input_gets_clear_errors_and_nothing_reaches_git() {
             j(json!({"topic": "ops", "title": "t", "body": pem})),
             StatusCode::UNPROCESSABLE_ENTITY,
             "secret_detected",
-            "private key",
+            "an RSA private key",
+        ),
+        (
+            "gitlab token",
+            entries.clone(),
+            Some(w.clone()),
+            j(json!({"topic": "ops", "title": "t", "body": format!("ok\nGITLAB_TOKEN={glpat}")})),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "secret_detected",
+            "body line 2 contains what looks like a GitLab personal access token; remove it, or reference where the secret lives instead",
+        ),
+        (
+            "password in a connection string, in a source",
+            entries.clone(),
+            Some(w.clone()),
+            j(json!({"topic": "ops", "title": "t", "body": "b", "sources": [db_url]})),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "secret_detected",
+            "sources[0] line 1 contains what looks like a PostgreSQL connection string with a password",
         ),
         (
             "unknown project",
@@ -1113,7 +1136,9 @@ fn bad_input_gets_clear_errors_and_nothing_reaches_git() {
             msg.to_lowercase().contains(&needle.to_lowercase()),
             "case {name}: message {msg:?} lacks {needle:?}"
         );
-        assert!(!msg.contains(&aws), "case {name}: secret echoed");
+        for secret in [&aws[4..], &glpat[6..], &pem[40..80], "Vd8kq2Lx9Wp"] {
+            assert!(!msg.contains(secret), "case {name}: secret echoed");
+        }
     }
     // Bad idempotency key and reads with wrong tokens.
     let r = c

@@ -1,8 +1,8 @@
-//! `helix check DIR`: report every invalid entry as `path:line: reason` on stdout (the same
-//! diagnostics the server records); exit 1 if there is any. For the knowledge repo's CI.
+//! `helix check DIR`: report every invalid entry and every credential in an entry file as
+//! `path:line: reason` on stdout; exit 1 if there is any. For the knowledge repo's CI.
 
 use anyhow::{Context, Result};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]
@@ -16,8 +16,16 @@ pub fn run(a: Args) -> Result<ExitCode> {
         std::fs::metadata(&a.dir).with_context(|| format!("{}: cannot read", a.dir.display()))?;
     anyhow::ensure!(meta.is_dir(), "{}: not a directory", a.dir.display());
     let c = crate::compile::compile_dir(&a.dir, false)?;
-    for d in &c.diagnostics {
-        println!("{d}");
+    let secrets = secrets(&a.dir)?;
+    let mut lines: Vec<(String, u32, String)> = c
+        .diagnostics
+        .iter()
+        .map(|d| (d.path.clone(), d.line, d.to_string()))
+        .chain(secrets.iter().cloned())
+        .collect();
+    lines.sort_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+    for (_, _, line) in &lines {
+        println!("{line}");
     }
     // Duplicate ids cannot happen (ids are paths), but the builder is the final judge.
     if let Err(e) = crate::compile::to_artifact(&c, "check", 0) {
@@ -25,13 +33,42 @@ pub fn run(a: Args) -> Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     eprintln!(
-        "helix: {} entries, {} invalid",
+        "helix: {} entries, {} invalid, {} secrets",
         c.entries.len() + c.diagnostics.len(),
-        c.diagnostics.len()
+        c.diagnostics.len(),
+        secrets.len()
     );
-    Ok(if c.diagnostics.is_empty() {
+    Ok(if lines.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Credentials in every entry file, parseable or not, as `(path, line, message)`.
+fn secrets(dir: &Path) -> Result<Vec<(String, u32, String)>> {
+    let mut out = Vec::new();
+    for rel in crate::compile::walk(dir)? {
+        if !helix_index_format::is_entry_path(&rel) {
+            continue;
+        }
+        // An unreadable file is already a diagnostic of `compile_dir`.
+        let Ok(bytes) = std::fs::read(dir.join(&rel)) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        for s in helix_index_format::find_secrets_in_entry_file(&text) {
+            let line = s.finding.line;
+            out.push((
+                rel.clone(),
+                line,
+                format!(
+                    "{rel}:{line}: {} contains what looks like {}; remove it and revoke it (git keeps it in history), or reference where the secret lives instead",
+                    s.field,
+                    s.finding.description()
+                ),
+            ));
+        }
+    }
+    Ok(out)
 }

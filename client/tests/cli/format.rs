@@ -244,6 +244,120 @@ fn front_matter_flow_collections_under_the_key_indentation_compile() {
     }
 }
 
+/// Test credentials are assembled at run time: no literal secret in this file.
+fn gitlab_token() -> String {
+    ["glpat-", "Qm4xZ7pL2vR9tKs8Wd3N"].concat()
+}
+
+#[test]
+fn store_refuses_a_gitlab_token_and_writes_nothing() {
+    let c = Client::new();
+    c.follow("http://127.0.0.1:9", &["backend"]);
+    let token = gitlab_token();
+    let body = format!("Deploys use a personal token.\nexport GITLAB_TOKEN={token}\n");
+    let store = [
+        "store",
+        "--topic",
+        "ci",
+        "--title",
+        "Deploy token for the mirror",
+        "--body",
+    ];
+    let r = c.run(&[&store[..], &[body.as_str()]].concat());
+    assert_eq!(r.code, Some(2), "an error: {r:?}");
+    assert!(
+        r.stderr.contains(
+            "body line 2 contains what looks like a GitLab personal access token; remove it, or reference where the secret lives instead"
+        ),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains(&token[6..]) && !r.stdout.contains(&token[6..]));
+    // Nothing written: no pending entry, no overlay, nothing to search.
+    let pending = c.pending_dir("backend");
+    let files: Vec<_> = std::fs::read_dir(&pending)
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(files.is_empty(), "{files:?}");
+
+    // The same text pointing at where the secret lives is fine, and so is AWS's documented
+    // example key (a placeholder, not a credential).
+    let example = ["AKIA", "IOSFODNN7EXAMPLE"].concat();
+    let body = format!(
+        "Deploys read GITLAB_TOKEN from Vault (kv/ci/mirror).\nThe docs' example key {example} is not a secret.\n"
+    );
+    c.store("ci", "Deploy token for the mirror", &body).ok();
+    assert_eq!(c.search("mirror deploy token").len(), 1);
+}
+
+#[test]
+fn check_reports_secrets_committed_by_hand() {
+    let c = Client::new();
+    let dir = c.tmp.path().join("leaky");
+    write_files(&dir, KNOWLEDGE);
+    let token = gitlab_token();
+    let hook = [
+        "https://hooks.slack.com/services/",
+        "T4KQ7ZP2M/B07RJ3X9W2L/",
+        "hZ3kQ8vT2mX9pL4wR7sN1bYc",
+    ]
+    .concat();
+    let aws = ["AKIA", "Q3ZL7MHB5TW2RX6N"].concat();
+    write_files(
+        &dir,
+        &[
+            (
+                "ops/deploy.md",
+                &format!(
+                    "---\ntitle: Deploying the mirror\ndeploy_token: {token}\n---\n\nPost to {hook} when done.\n"
+                ),
+            ),
+            // Does not parse (unclosed front matter), and still holds a secret.
+            (
+                "ops/broken.md",
+                &format!("---\ntitle: Broken\nkey: {aws}\n"),
+            ),
+        ],
+    );
+    let r = c.run(&["check", dir.to_str().unwrap()]);
+    assert_eq!(r.code, Some(1), "{r:?}");
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    let has = |prefix: &str, what: &str| {
+        lines
+            .iter()
+            .any(|l| l.starts_with(prefix) && l.contains(what))
+    };
+    assert!(
+        has(
+            "ops/deploy.md:3: front matter contains what looks like a GitLab personal access token;",
+            "revoke it"
+        ),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        has(
+            "ops/deploy.md:6: body contains what looks like a Slack webhook URL;",
+            ""
+        ),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        has(
+            "ops/broken.md:3: front matter contains what looks like an AWS access key id;",
+            ""
+        ),
+        "{}",
+        r.stdout
+    );
+    assert!(has("ops/broken.md:", "front matter"), "{}", r.stdout);
+    for secret in [&token[6..], &hook[40..], &aws[4..]] {
+        assert!(!r.stdout.contains(secret) && !r.stderr.contains(secret));
+    }
+    assert!(r.stderr.contains("3 secrets"), "{}", r.stderr);
+}
+
 #[test]
 fn commands_without_config_say_which_file_to_create() {
     let c = Client::new();
@@ -442,6 +556,7 @@ fn store_is_visible_at_once_through_the_overlay_and_validated() {
     assert_eq!(c.search("vacuum planner")[0]["id"], "db/vacuum-nightly.md");
 
     // Invalid input: nothing written, a reason given.
+    let db_url = ["postgres://app:", "Vd8kq2Lx9Wp@db.internal/app"].concat();
     for (args, why) in [
         (
             vec!["--topic", "../etc", "--title", "x", "--body", "y"],
@@ -452,15 +567,8 @@ fn store_is_visible_at_once_through_the_overlay_and_validated() {
             "empty",
         ),
         (
-            vec![
-                "--topic",
-                "t",
-                "--title",
-                "x",
-                "--body",
-                "key AKIAIOSFODNN7EXAMPLE here",
-            ],
-            "secret",
+            vec!["--topic", "t", "--title", "x", "--body", &db_url],
+            "postgresql connection string with a password",
         ),
         (
             vec![

@@ -476,7 +476,11 @@ async fn mcp_bad_calls_are_errors_and_the_session_stays_usable() {
     assert!(m.contains("topic"), "{m}");
     let m = err(&call(&client, "store", json!({"topic": "build", "title": "t"})).await);
     assert!(m.contains("body"), "{m}");
-    let key = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7\n-----END RSA PRIVATE KEY-----";
+    // A header alone is documentation; key material makes it a key.
+    let key = format!(
+        "-----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----",
+        "c3ludGhldGljIHRlc3Qga2V5IG1hdGVyaWFsLCBub3QgYSBrZXk6IGhlbGl4IGZpeHR1cmVzISE="
+    );
     let m = err(&call(
         &client,
         "store",
@@ -500,6 +504,41 @@ async fn mcp_bad_calls_are_errors_and_the_session_stays_usable() {
     let (t, _) = ok(&call(&client, "search", json!({"query": "linker"})).await);
     assert!(t.contains("kb:build/linker-openssl.md"), "{t}");
     client.cancel().await.expect("close");
+}
+
+#[tokio::test]
+async fn mcp_store_refuses_a_gitlab_token_and_writes_nothing() {
+    // Assembled at run time: no literal secret in this file.
+    let token = ["glpat-", "Qm4xZ7pL2vR9tKs8Wd3N"].concat();
+    let body = format!("The mirror job needs a token.\n\n`GITLAB_TOKEN={token}`\n");
+    for p in [Project::server_mode(), Project::local_mode()] {
+        let client = p.connect().await;
+        let m = err(&call(
+            &client,
+            "store",
+            json!({"topic": "ci", "title": "Mirror token", "body": body}),
+        )
+        .await);
+        assert!(
+            m.contains("body line 3 contains what looks like a GitLab personal access token")
+                && m.contains("reference where the secret lives"),
+            "{m}"
+        );
+        assert!(!m.contains(&token[6..]), "{m}");
+        // Nothing written: no pending entry, no file in the knowledge directory.
+        let pending = p.home.join("data/helix/pending/kb");
+        assert!(
+            std::fs::read_dir(&pending)
+                .map(|d| d.flatten().count())
+                .unwrap_or(0)
+                == 0,
+            "{pending:?}"
+        );
+        assert!(!p.root.join("knowledge/ci/mirror-token.md").exists());
+        let (t, _) = ok(&call(&client, "search", json!({"query": "mirror token"})).await);
+        assert!(!t.contains("mirror-token"), "{t}");
+        client.cancel().await.expect("close");
+    }
 }
 
 #[tokio::test]
