@@ -13,9 +13,9 @@ pub mod search;
 pub mod secrets;
 pub mod tokenize;
 pub mod validate;
-pub mod yaml;
 
 pub use build::{BuildError, BuildInfo, build};
+pub use entry::yaml;
 pub use entry::{
     Diagnostic, Entry, GitMeta, MAX_ENTRY_BYTES, format_day, is_entry_path, parse_entry,
     render_entry, slugify,
