@@ -140,12 +140,7 @@ fn build_with_threads(
     for (term, id) in &terms {
         let list = &postings[*id as usize];
         let offset = u32_of(postings_bytes.len(), "postings")?;
-        let mut prev = 0;
-        for (i, &(doc, tf)) in list.iter().enumerate() {
-            put_varint(&mut postings_bytes, if i == 0 { doc } else { doc - prev });
-            put_varint(&mut postings_bytes, tf);
-            prev = doc;
-        }
+        crate::postings::encode(&mut postings_bytes, list);
         term_records.push(TermRecord {
             term: strings.add(term)?,
             doc_freq: U32::new(list.len() as u32),

@@ -178,34 +178,6 @@ impl SectionKind {
     }
 }
 
-/// Appends `v` as an unsigned LEB128 varint.
-pub fn put_varint(out: &mut Vec<u8>, mut v: u32) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-/// Reads a varint at `*pos`, advancing it; `None` on truncation or overflow.
-#[inline]
-pub fn get_varint(bytes: &[u8], pos: &mut usize) -> Option<u32> {
-    let mut v: u32 = 0;
-    for shift in (0..35).step_by(7) {
-        let b = *bytes.get(*pos)?;
-        *pos += 1;
-        let chunk = u32::from(b & 0x7f);
-        if shift == 28 && chunk > 0x0f {
-            return None;
-        }
-        v |= chunk << shift;
-        if b & 0x80 == 0 {
-            return Some(v);
-        }
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -218,19 +190,5 @@ mod tests {
         assert_eq!(size_of::<TermRecord>(), 20);
         assert_eq!(size_of::<TopicRecord>(), 12);
         assert_eq!(size_of::<KeyRecord>(), 12);
-    }
-
-    #[test]
-    fn varints_round_trip_and_reject_garbage() {
-        let mut buf = Vec::new();
-        for v in [0, 1, 127, 128, 300, u32::MAX] {
-            buf.clear();
-            put_varint(&mut buf, v);
-            let mut pos = 0;
-            assert_eq!(get_varint(&buf, &mut pos), Some(v));
-            assert_eq!(pos, buf.len());
-        }
-        assert_eq!(get_varint(&[0x80, 0x80], &mut 0), None);
-        assert_eq!(get_varint(&[0xff, 0xff, 0xff, 0xff, 0x7f], &mut 0), None);
     }
 }

@@ -8,11 +8,13 @@ pub mod build;
 pub mod entry;
 pub mod error;
 pub mod layout;
+mod postings;
 pub mod read;
 pub mod search;
 pub mod secrets;
 pub mod tokenize;
 pub mod validate;
+mod verify;
 
 pub use build::{BuildError, BuildInfo, build};
 pub use entry::yaml;

@@ -8,12 +8,11 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-use xxhash_rust::xxh3::xxh3_64;
 use zerocopy::FromBytes;
 
 use crate::error::FormatError;
 use crate::layout::*;
-use crate::search::{Hit, SearchOptions};
+use crate::postings::Postings;
 
 /// Header facts of an open artifact.
 /// Bytes of an artifact's start that [`declared_len`] needs.
@@ -245,129 +244,6 @@ impl<B: AsRef<[u8]>> Index<B> {
         Ok(index)
     }
 
-    /// Full check: checksum, then every record, string and posting list.
-    pub fn verify(&self) -> Result<(), FormatError> {
-        let data = self.bytes();
-        let body_end = data.len() - FOOTER_LEN;
-        let mut stored = [0u8; 8];
-        stored.copy_from_slice(&data[body_end..]);
-        let expected = u64::from_le_bytes(stored);
-        let got = xxh3_64(&data[..body_end]);
-        if expected != got {
-            return Err(FormatError::Checksum { expected, got });
-        }
-        self.meta()?;
-        let n = self.len();
-        let mut total_tokens = 0u64;
-        let mut prev_id: Option<&str> = None;
-        let mut per_topic: BTreeMap<u32, u32> = BTreeMap::new();
-        for doc in 0..n {
-            let e = self.entry(doc)?;
-            if prev_id.is_some_and(|p| p >= e.id) {
-                return Err(FormatError::Section {
-                    kind: "ENTRIES",
-                    reason: format!("ids not sorted at row {doc}"),
-                });
-            }
-            prev_id = Some(e.id);
-            if !e.extra_json.is_empty()
-                && serde_json::from_str::<serde_json::Value>(e.extra_json).is_err()
-            {
-                return Err(FormatError::Corrupt {
-                    what: "extra front matter JSON",
-                    offset: u64::from(doc),
-                });
-            }
-            let rec = self.record(doc)?;
-            total_tokens += u64::from(rec.doc_len.get());
-            if self.doc_lens().get(doc as usize).map(|l| l.get()) != Some(rec.doc_len.get()) {
-                return Err(FormatError::Section {
-                    kind: "DOC_LENS",
-                    reason: format!("length of row {doc} differs"),
-                });
-            }
-            *per_topic.entry(rec.topic.get()).or_default() += 1;
-        }
-        if total_tokens != self.header.total_tokens.get() {
-            return Err(FormatError::Corrupt {
-                what: "total token count",
-                offset: 64,
-            });
-        }
-        let topics = self.topic_rows();
-        let mut prev: Option<&str> = None;
-        for (row, t) in topics.iter().enumerate() {
-            let name = self.str_at(t.name, "topic name")?;
-            if prev.is_some_and(|p| p >= name) {
-                return Err(FormatError::Section {
-                    kind: "TOPICS",
-                    reason: format!("not sorted at row {row}"),
-                });
-            }
-            prev = Some(name);
-            if per_topic.get(&(row as u32)).copied().unwrap_or(0) != t.entry_count.get() {
-                return Err(FormatError::Section {
-                    kind: "TOPICS",
-                    reason: format!("count of {name} is wrong"),
-                });
-            }
-        }
-        let terms = self.term_rows();
-        for (row, t) in terms.iter().enumerate() {
-            let term = self.bytes_at(t.term, "term")?;
-            std::str::from_utf8(term).map_err(|_| FormatError::Utf8 { what: "term" })?;
-            if row > 0 && self.bytes_at(terms[row - 1].term, "term")? >= term {
-                return Err(FormatError::Section {
-                    kind: "TERMS",
-                    reason: format!("not sorted at row {row}"),
-                });
-            }
-            let mut count = 0u32;
-            for p in self.postings(t)? {
-                let (doc, tf) = p?;
-                if tf == 0 {
-                    return Err(FormatError::Corrupt {
-                        what: "term frequency",
-                        offset: u64::from(t.postings_offset.get()),
-                    });
-                }
-                count += 1;
-                let _ = doc;
-            }
-            if count != t.doc_freq.get() {
-                return Err(FormatError::Section {
-                    kind: "TERMS",
-                    reason: format!("doc_freq wrong at row {row}"),
-                });
-            }
-        }
-        for kind in [SectionKind::Sources, SectionKind::FileNames] {
-            let rows = self.key_rows(kind);
-            for (row, k) in rows.iter().enumerate() {
-                self.str_at(k.key, "source path")?;
-                if k.entry.get() >= n {
-                    return Err(FormatError::Section {
-                        kind: kind.name(),
-                        reason: format!("entry out of range at row {row}"),
-                    });
-                }
-                if row > 0 {
-                    let a = (
-                        self.bytes_at(rows[row - 1].key, "source")?,
-                        rows[row - 1].entry.get(),
-                    );
-                    if a > (self.bytes_at(k.key, "source")?, k.entry.get()) {
-                        return Err(FormatError::Section {
-                            kind: kind.name(),
-                            reason: format!("not sorted at row {row}"),
-                        });
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-
     /// What the index was opened on (a memory map, a `Vec`, …).
     pub fn backing(&self) -> &B {
         &self.bytes
@@ -445,11 +321,6 @@ impl<B: AsRef<[u8]>> Index<B> {
             }
         }
         Ok(None)
-    }
-
-    /// BM25 search; hits best first.
-    pub fn search(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit<'_>>, FormatError> {
-        crate::search::search(self, query, opts)
     }
 
     /// Entries that list exactly this repository-relative source path.
@@ -545,7 +416,7 @@ impl<B: AsRef<[u8]>> Index<B> {
         out
     }
 
-    fn section(&self, kind: SectionKind) -> &[u8] {
+    pub(crate) fn section(&self, kind: SectionKind) -> &[u8] {
         // Ranges were checked against the file in `open`.
         &self.bytes()[self.sections[kind as usize - 1].clone()]
     }
@@ -570,11 +441,11 @@ impl<B: AsRef<[u8]>> Index<B> {
         self.rows(SectionKind::Terms)
     }
 
-    fn topic_rows(&self) -> &[TopicRecord] {
+    pub(crate) fn topic_rows(&self) -> &[TopicRecord] {
         self.rows(SectionKind::Topics)
     }
 
-    fn key_rows(&self, kind: SectionKind) -> &[KeyRecord] {
+    pub(crate) fn key_rows(&self, kind: SectionKind) -> &[KeyRecord] {
         self.rows(kind)
     }
 
@@ -649,15 +520,7 @@ impl<B: AsRef<[u8]>> Index<B> {
                 what: "posting list",
                 offset: u64::from(t.postings_offset.get()),
             })?;
-        Ok(Postings {
-            bytes,
-            pos: 0,
-            doc: 0,
-            first: true,
-            n_docs: self.len(),
-            base: start,
-            failed_at: None,
-        })
+        Ok(Postings::new(bytes, start, self.len()))
     }
 
     /// Rows of a sorted key table equal to `key` (or starting with it, when `prefix`).
@@ -724,102 +587,4 @@ fn normalize_query_path(path: &str) -> String {
         p = rest;
     }
     p.trim_start_matches('/').to_owned()
-}
-
-/// Iterator over one posting list; yields an error on truncated or out-of-range data.
-#[derive(Debug)]
-pub(crate) struct Postings<'a> {
-    bytes: &'a [u8],
-    pos: usize,
-    doc: u32,
-    first: bool,
-    n_docs: u32,
-    base: usize,
-    /// Offset of the damaged posting that ended the list early.
-    failed_at: Option<usize>,
-}
-
-impl Postings<'_> {
-    /// The next `(doc, tf)`; `None` at the end of the list and after damage, which
-    /// [`Postings::error`] then reports. Returning no `Result` keeps the scoring loop's
-    /// per-posting step to a few instructions.
-    #[inline(always)]
-    pub(crate) fn step(&mut self) -> Option<(u32, u32)> {
-        let at = self.pos;
-        // Most deltas and frequencies fit one byte.
-        let (delta, tf) = match self.bytes.get(at..at + 2) {
-            Some(&[d, t]) if d < 0x80 && t < 0x80 => {
-                self.pos += 2;
-                (u32::from(d), u32::from(t))
-            }
-            _ => return self.step_slow(),
-        };
-        self.accept(at, delta, tf)
-    }
-
-    #[inline(never)]
-    fn step_slow(&mut self) -> Option<(u32, u32)> {
-        let at = self.pos;
-        if at >= self.bytes.len() {
-            return None;
-        }
-        match (
-            get_varint(self.bytes, &mut self.pos),
-            get_varint(self.bytes, &mut self.pos),
-        ) {
-            (Some(delta), Some(tf)) => self.accept(at, delta, tf),
-            _ => self.fail(at),
-        }
-    }
-
-    #[inline(always)]
-    fn accept(&mut self, at: usize, delta: u32, tf: u32) -> Option<(u32, u32)> {
-        let doc = if self.first {
-            delta
-        } else if delta == 0 {
-            return self.fail(at);
-        } else {
-            match self.doc.checked_add(delta) {
-                Some(doc) => doc,
-                None => return self.fail(at),
-            }
-        };
-        if doc >= self.n_docs {
-            return self.fail(at);
-        }
-        self.first = false;
-        self.doc = doc;
-        Some((doc, tf))
-    }
-
-    #[cold]
-    fn fail(&mut self, at: usize) -> Option<(u32, u32)> {
-        self.pos = self.bytes.len();
-        self.failed_at.get_or_insert(self.base + at);
-        None
-    }
-
-    /// Why the list ended early, if it did.
-    pub(crate) fn error(&self) -> Option<FormatError> {
-        self.failed_at.map(|at| FormatError::Corrupt {
-            what: "posting list",
-            offset: at as u64,
-        })
-    }
-}
-
-impl Iterator for Postings<'_> {
-    type Item = Result<(u32, u32), FormatError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        match self.step() {
-            Some(p) => Some(Ok(p)),
-            None => {
-                let e = self.error()?;
-                // Report the damage once, then end.
-                self.failed_at = None;
-                Some(Err(e))
-            }
-        }
-    }
 }

@@ -5,7 +5,8 @@ use std::cell::Cell;
 
 use crate::error::FormatError;
 use crate::layout::{EntryRecord, TermRecord};
-use crate::read::{EntryRef, Index, Postings};
+use crate::postings::Postings;
+use crate::read::{EntryRef, Index};
 use crate::tokenize::{TokenKind, tokenize_with};
 
 /// How query terms combine.
@@ -75,7 +76,14 @@ struct QueryTerm<'a> {
     row: Option<&'a TermRecord>,
 }
 
-pub(crate) fn search<'a, B: AsRef<[u8]>>(
+impl<B: AsRef<[u8]>> Index<B> {
+    /// BM25 search; hits best first.
+    pub fn search(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit<'_>>, FormatError> {
+        search(self, query, opts)
+    }
+}
+
+fn search<'a, B: AsRef<[u8]>>(
     index: &'a Index<B>,
     query: &str,
     opts: &SearchOptions,
