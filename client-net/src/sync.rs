@@ -10,7 +10,7 @@ use helix_client::cache::{
 use helix_client::config::ProjectConfig;
 use helix_client::knowledge::INDEX_FILE;
 use helix_client::pending;
-use serde::Deserialize;
+use helix_index_format::wire::{ErrorBody, WriteAck};
 use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
@@ -147,18 +147,9 @@ pub fn transport_reason(e: &reqwest::Error) -> String {
 
 /// The `code` and `message` of a JSON error body (`{"error": {"code", "message"}}`).
 fn error_body(body: &str) -> Option<(String, String)> {
-    #[derive(Deserialize)]
-    struct Inner {
-        code: String,
-        message: String,
-    }
-    #[derive(Deserialize)]
-    struct Outer {
-        error: Inner,
-    }
-    serde_json::from_str::<Outer>(body)
+    serde_json::from_str::<ErrorBody>(body)
         .ok()
-        .map(|o| (o.error.code, o.error.message))
+        .map(|b| (b.error.code, b.error.message))
 }
 
 /// `code: message` from a JSON error body, or the status line.
@@ -221,26 +212,6 @@ impl Ctx<'_> {
             Some(t) => rb.bearer_auth(t),
             None => rb,
         }
-    }
-}
-
-/// The server's acknowledgement of a stored entry (docs/http-api.md). Only a response that
-/// parses as this proves the entry is in git.
-#[derive(Debug, Deserialize)]
-struct Ack {
-    id: String,
-    path: String,
-    commit: String,
-    generation: u64,
-}
-
-impl Ack {
-    fn plausible(&self) -> bool {
-        let hex = |s: &str| (4..=64).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_hexdigit());
-        self.id.ends_with(".md")
-            && self.path.ends_with(self.id.as_str())
-            && !self.id.split('/').any(|c| c.is_empty() || c == "..")
-            && hex(&self.commit)
     }
 }
 
@@ -314,9 +285,9 @@ fn push_pending(ctx: &Ctx<'_>, project: &str) -> Result<(usize, usize), Failure>
                 .unwrap_or("no content type")
                 .to_string();
             let text = resp.text().unwrap_or_default();
-            let ack = serde_json::from_str::<Ack>(&text)
+            let ack = serde_json::from_str::<WriteAck>(&text)
                 .ok()
-                .filter(Ack::plausible);
+                .filter(WriteAck::is_plausible);
             let Some(ack) = ack else {
                 // A sign-in page from a proxy, a captive portal, another service: nothing
                 // says the entry is stored, so it stays queued.

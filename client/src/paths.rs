@@ -87,14 +87,7 @@ pub fn project_cache_dir(server: Option<&str>, project: &str) -> PathBuf {
 
 /// Whether a project name is safe to use as a single path component.
 pub fn is_safe_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 128
-        && name != "."
-        && name != ".."
-        && !name.starts_with('.')
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    helix_index_format::wire::is_safe_file_stem(name)
 }
 
 #[cfg(test)]

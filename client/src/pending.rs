@@ -4,20 +4,9 @@
 use crate::config::ProjectConfig;
 use crate::knowledge::OVERLAY_FILE;
 use anyhow::{Context, Result, bail};
+pub use helix_index_format::NewEntry;
 use helix_index_format::{BuildInfo, Entry};
 use std::path::{Path, PathBuf};
-
-/// What a caller wants stored.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct NewEntry {
-    pub topic: String,
-    pub title: String,
-    pub body: String,
-    pub tags: Vec<String>,
-    pub sources: Vec<String>,
-    /// Target project; the first followed project when `None`.
-    pub project: Option<String>,
-}
 
 /// Where a stored entry went.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,14 +39,7 @@ pub fn entry_id(new: &NewEntry) -> String {
 /// Checks a new entry before anything is written: the server's rules (field limits, safe
 /// topic and source paths, secret scan), so what is stored here will be accepted there.
 pub fn validate(new: &NewEntry) -> Result<()> {
-    let shared = helix_index_format::NewEntry {
-        topic: new.topic.clone(),
-        title: new.title.clone(),
-        body: new.body.clone(),
-        tags: new.tags.clone(),
-        sources: new.sources.clone(),
-    };
-    helix_index_format::validate_new_entry(&shared)
+    helix_index_format::validate_new_entry(new)
         .map_err(|e| anyhow::anyhow!("invalid entry: {e}"))?;
     Ok(())
 }
@@ -105,7 +87,7 @@ fn project_for<'a>(cfg: &'a ProjectConfig, wanted: Option<&'a str>) -> Result<&'
 /// Validates `new`, writes it as a pending entry and rebuilds the overlay so it is visible
 /// at once. In local mode the entry is written straight into the knowledge directory and the
 /// local cache is recompiled.
-pub fn store(cfg: &ProjectConfig, new: NewEntry) -> Result<Stored> {
+pub fn store(cfg: &ProjectConfig, project: Option<&str>, new: NewEntry) -> Result<Stored> {
     let mut new = new;
     new.topic = new.topic.trim().to_string();
     new.title = new.title.trim().to_string();
@@ -116,7 +98,7 @@ pub fn store(cfg: &ProjectConfig, new: NewEntry) -> Result<Stored> {
         .filter(|t| !t.is_empty())
         .collect();
     validate(&new)?;
-    let project = project_for(cfg, new.project.as_deref())?.to_string();
+    let project = project_for(cfg, project)?.to_string();
     let id = entry_id(&new);
     let text = render(&new);
     // Same parser as the server: what we store must compile.
@@ -150,7 +132,7 @@ pub fn store(cfg: &ProjectConfig, new: NewEntry) -> Result<Stored> {
 }
 
 /// Parses a pending file's text back into a [`NewEntry`].
-pub fn parse_pending(key: &str, text: &str, project: &str) -> Result<NewEntry> {
+pub fn parse_pending(key: &str, text: &str) -> Result<NewEntry> {
     let e = helix_index_format::parse_entry(&format!("pending/{key}.md"), text.as_bytes(), None)
         .map_err(|d| anyhow::anyhow!("{d}"))?;
     Ok(NewEntry {
@@ -159,7 +141,6 @@ pub fn parse_pending(key: &str, text: &str, project: &str) -> Result<NewEntry> {
         body: e.body.trim().to_string(),
         tags: e.tags,
         sources: e.sources,
-        project: Some(project.to_string()),
     })
 }
 
@@ -181,7 +162,7 @@ pub fn list(project: &str) -> Result<Vec<PendingFile>> {
         let Some(key) = name.strip_suffix(".md") else {
             continue;
         };
-        if key.starts_with('.') || !is_valid_key(key) {
+        if key.starts_with('.') || !helix_index_format::wire::is_valid_idempotency_key(key) {
             continue;
         }
         let text = match std::fs::read_to_string(&path) {
@@ -191,7 +172,7 @@ pub fn list(project: &str) -> Result<Vec<PendingFile>> {
                 continue;
             }
         };
-        match parse_pending(key, &text, project) {
+        match parse_pending(key, &text) {
             Ok(new) => out.push(PendingFile {
                 key: key.to_string(),
                 path,
@@ -204,14 +185,6 @@ pub fn list(project: &str) -> Result<Vec<PendingFile>> {
     Ok(out)
 }
 
-/// Idempotency keys: 1..=128 chars of `[A-Za-z0-9._-]`.
-pub fn is_valid_key(key: &str) -> bool {
-    !key.is_empty()
-        && key.len() <= 128
-        && key
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
-}
 
 /// Number of pending entries of `project` (cheap: counts files).
 pub fn count(project: &str) -> usize {
@@ -451,9 +424,8 @@ mod tests {
                 body: "Install `libssl-dev`.\n\n---\nNot front matter.\n".into(),
                 tags: vec!["linker".into(), "ci: fresh".into()],
                 sources: vec!["build.rs".into()],
-                project: Some("kb".into()),
             };
-            let back = parse_pending("k1", &render(&new), "kb").expect("parses");
+            let back = parse_pending("k1", &render(&new)).expect("parses");
             assert_eq!(back.topic, new.topic);
             assert_eq!(back.title, new.title);
             assert_eq!(back.body, new.body.trim());

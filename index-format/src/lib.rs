@@ -15,6 +15,7 @@ pub mod secrets;
 pub mod tokenize;
 pub mod validate;
 mod verify;
+pub mod wire;
 
 pub use build::{BuildError, BuildInfo, build};
 pub use entry::yaml;
@@ -27,6 +28,5 @@ pub use read::{DECLARED_LEN_PREFIX, EntryRef, Index, Meta, TopicCount, declared_
 pub use search::{Hit, Mode, SearchOptions};
 pub use secrets::{SecretFinding, find_secret, find_secrets};
 pub use tokenize::{TOKENIZER_VERSION, Token, TokenKind, tokenize};
-pub use validate::{
-    FileSecret, NewEntry, ValidationError, find_secrets_in_entry_file, validate_new_entry,
-};
+pub use validate::{FileSecret, ValidationError, find_secrets_in_entry_file, validate_new_entry};
+pub use wire::NewEntry;

@@ -2,6 +2,7 @@
 //! the same input: field limits, safe topic and source paths, and the secret scan.
 
 use crate::entry::is_reserved_name;
+pub use crate::wire::NewEntry;
 use crate::secrets::{SecretFinding, describe, find_secret, find_secrets};
 
 /// Longest topic, in characters.
@@ -18,16 +19,6 @@ pub const MAX_TAG_CHARS: usize = 40;
 pub const MAX_SOURCES: usize = 20;
 /// Longest source path, in characters.
 pub const MAX_SOURCE_CHARS: usize = 512;
-
-/// An entry as submitted for writing (the body of `POST /v1/projects/{p}/entries`).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct NewEntry {
-    pub topic: String,
-    pub title: String,
-    pub body: String,
-    pub tags: Vec<String>,
-    pub sources: Vec<String>,
-}
 
 /// Why a new entry is refused. `field` names the offending field (`title`, `tags[2]`, ...).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

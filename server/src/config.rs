@@ -231,14 +231,7 @@ impl ProjectConfig {
 }
 
 /// Project names appear in URLs and directory names.
-pub fn valid_project_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 64
-        && !name.starts_with('-')
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-}
+pub use helix_index_format::wire::is_valid_project_name as valid_project_name;
 
 /// `token add`: creates a token for `project` in the config file at `path`, stores only its
 /// hash, and returns the plaintext (shown once). Comments in the file are not preserved.

@@ -426,18 +426,6 @@ async fn get_status(
     .into_response())
 }
 
-/// The JSON body of `POST /entries`. Unknown fields are ignored.
-#[derive(Debug, Deserialize)]
-struct EntryBody {
-    topic: String,
-    title: String,
-    body: String,
-    #[serde(default)]
-    tags: Vec<String>,
-    #[serde(default)]
-    sources: Vec<String>,
-}
-
 fn body_error(e: BytesRejection, limit: usize) -> AppError {
     if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
         AppError::too_large(format!("request body is larger than {limit} bytes"))
@@ -452,12 +440,7 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, AppError> {
         return Ok(None);
     };
     let s = v.to_str().unwrap_or("");
-    if s.is_empty()
-        || s.len() > 128
-        || !s
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-')
-    {
+    if !helix_index_format::wire::is_valid_idempotency_key(s) {
         return Err(AppError::bad_request(
             "Idempotency-Key must be 1 to 128 characters of [A-Za-z0-9._-]",
         ));
@@ -492,7 +475,7 @@ async fn post_entry(
         ))));
     }
     let key = idempotency_key(&headers).map_err(reject)?;
-    let parsed: EntryBody = serde_json::from_slice(&body).map_err(|e| {
+    let entry: NewEntry = serde_json::from_slice(&body).map_err(|e| {
         reject(match e.classify() {
             serde_json::error::Category::Data => {
                 AppError::invalid_entry(format!("invalid entry: {e}"))
@@ -500,13 +483,6 @@ async fn post_entry(
             _ => AppError::bad_request(format!("malformed JSON body: {e}")),
         })
     })?;
-    let entry = NewEntry {
-        topic: parsed.topic,
-        title: parsed.title,
-        body: parsed.body,
-        tags: parsed.tags,
-        sources: parsed.sources,
-    };
     if let Err(e) = helix_index_format::validate_new_entry(&entry) {
         let err = match e.code() {
             "secret_detected" => AppError::secret(e.to_string()),

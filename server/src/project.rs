@@ -36,14 +36,7 @@ mod embedded {
 }
 pub use embedded::EXAMPLES;
 
-/// The answer to an accepted entry.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct WriteAck {
-    pub id: String,
-    pub path: String,
-    pub commit: String,
-    pub generation: u64,
-}
+pub use helix_index_format::wire::WriteAck;
 
 /// A write's result: `created` is false for a replay of an idempotency key.
 #[derive(Debug, Clone)]

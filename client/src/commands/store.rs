@@ -55,13 +55,13 @@ pub fn run(a: Args) -> Result<ExitCode> {
     }
     let stored = store(
         &cfg,
+        a.project.as_deref(),
         NewEntry {
             topic: a.topic,
             title: a.title,
             body,
             tags: a.tags,
             sources: a.sources,
-            project: a.project,
         },
     )?;
     if a.json {

@@ -82,13 +82,7 @@ impl Input {
     /// A session id safe as a file name (`[A-Za-z0-9._-]`, at most 128 chars), if any.
     pub fn session_id(&self) -> Option<&str> {
         let id = self.str("session_id")?;
-        let ok = !id.is_empty()
-            && id.len() <= 128
-            && !id.starts_with('.')
-            && id
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
-        ok.then_some(id)
+        helix_index_format::wire::is_safe_file_stem(id).then_some(id)
     }
 }
 

@@ -1,0 +1,123 @@
+//! What the client and the server exchange over HTTP API v1 (docs/http-api.md): the entry a
+//! client posts, the acknowledgement it gets back, the error body of every refusal, and the
+//! name rules both sides check. One definition, so the two can never drift apart.
+
+use serde::{Deserialize, Serialize};
+
+/// An entry as submitted for writing (the body of `POST /v1/projects/{p}/entries`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct NewEntry {
+    pub topic: String,
+    pub title: String,
+    pub body: String,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    #[serde(default)]
+    pub sources: Vec<String>,
+}
+
+/// The answer to a stored entry: only this, from the configured server, proves it is in git.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WriteAck {
+    /// Entry id (path relative to the project's subdirectory).
+    pub id: String,
+    /// Path in the repository.
+    pub path: String,
+    /// The commit that added it.
+    pub commit: String,
+    /// The artifact generation that contains it.
+    pub generation: u64,
+}
+
+impl WriteAck {
+    /// Whether the fields look like a real acknowledgement: an entry id without `..`, a
+    /// path ending in it, a commit id in hex.
+    pub fn is_plausible(&self) -> bool {
+        let hex = |s: &str| (4..=64).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_hexdigit());
+        self.id.ends_with(".md")
+            && self.path.ends_with(self.id.as_str())
+            && !self.id.split('/').any(|c| c.is_empty() || c == "..")
+            && hex(&self.commit)
+    }
+}
+
+/// Every error answer: `{"error": {"code": "...", "message": "..."}}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+/// A stable snake_case code and a message for people.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorDetail {
+    pub code: String,
+    pub message: String,
+}
+
+/// Longest `Idempotency-Key`.
+pub const MAX_IDEMPOTENCY_KEY: usize = 128;
+
+/// `Idempotency-Key` (and a pending entry's file stem): 1 to 128 of `[A-Za-z0-9._-]`.
+pub fn is_valid_idempotency_key(key: &str) -> bool {
+    !key.is_empty()
+        && key.len() <= MAX_IDEMPOTENCY_KEY
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+/// A name used as one file-name component (a session id, a local project): an idempotency
+/// key that does not start with `.`, so it is never `.`, `..` or hidden.
+pub fn is_safe_file_stem(name: &str) -> bool {
+    is_valid_idempotency_key(name) && !name.starts_with('.')
+}
+
+/// A project name: 1 to 64 of `[A-Za-z0-9_-]`, not starting with `-`. It appears in URLs,
+/// in the server's data directory and in the client's cache and pending directories.
+pub fn is_valid_project_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && !name.starts_with('-')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_keys() {
+        assert!(is_valid_project_name("backend_2-x"));
+        for bad in ["", "-x", "a.b", "a/b", "..", &"x".repeat(65)] {
+            assert!(!is_valid_project_name(bad), "{bad}");
+        }
+        assert!(is_valid_idempotency_key("1795-000.abc_D"));
+        assert!(is_safe_file_stem("a.b") && !is_safe_file_stem(".x") && !is_safe_file_stem(".."));
+        for bad in ["", "a b", "a/b", &"k".repeat(129)] {
+            assert!(!is_valid_idempotency_key(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn acknowledgements_must_look_real() {
+        let ok = WriteAck {
+            id: "ops/x.md".into(),
+            path: "kb/ops/x.md".into(),
+            commit: "0123abcd".into(),
+            generation: 3,
+        };
+        assert!(ok.is_plausible());
+        for bad in [
+            WriteAck { id: "../../etc/passwd".into(), ..ok.clone() },
+            WriteAck { commit: "zz".into(), ..ok.clone() },
+            WriteAck { path: "other.md".into(), ..ok.clone() },
+        ] {
+            assert!(!bad.is_plausible(), "{bad:?}");
+        }
+        let body: ErrorBody =
+            serde_json::from_str(r#"{"error":{"code":"forbidden","message":"no"}}"#).unwrap();
+        assert_eq!(body.error.code, "forbidden");
+    }
+}
