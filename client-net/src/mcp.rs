@@ -454,7 +454,8 @@ fn store_tool(cwd: &Path, args: StoreArgs) -> ToolOutcome {
         tags: args.tags.unwrap_or_default(),
         sources: args.sources.unwrap_or_default(),
     };
-    let stored = pending::store(&cfg, args.project.as_deref(), new).map_err(|e| ToolError(format!("{e:#}")))?;
+    let stored = pending::store(&cfg, args.project.as_deref(), new)
+        .map_err(|e| ToolError(format!("{e:#}")))?;
     let full_id = format!("{}:{}", stored.project, stored.id);
     let syncing = match &cfg.server {
         Some(_) => spawn_background_sync(&cfg.root),

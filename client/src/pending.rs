@@ -185,7 +185,6 @@ pub fn list(project: &str) -> Result<Vec<PendingFile>> {
     Ok(out)
 }
 
-
 /// Number of pending entries of `project` (cheap: counts files).
 pub fn count(project: &str) -> usize {
     std::fs::read_dir(crate::paths::pending_dir(project))

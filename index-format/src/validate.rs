@@ -2,8 +2,8 @@
 //! the same input: field limits, safe topic and source paths, and the secret scan.
 
 use crate::entry::is_reserved_name;
-pub use crate::wire::NewEntry;
 use crate::secrets::{SecretFinding, describe, find_secret, find_secrets};
+pub use crate::wire::NewEntry;
 
 /// Longest topic, in characters.
 pub const MAX_TOPIC_CHARS: usize = 64;

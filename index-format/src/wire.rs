@@ -110,9 +110,18 @@ mod tests {
         };
         assert!(ok.is_plausible());
         for bad in [
-            WriteAck { id: "../../etc/passwd".into(), ..ok.clone() },
-            WriteAck { commit: "zz".into(), ..ok.clone() },
-            WriteAck { path: "other.md".into(), ..ok.clone() },
+            WriteAck {
+                id: "../../etc/passwd".into(),
+                ..ok.clone()
+            },
+            WriteAck {
+                commit: "zz".into(),
+                ..ok.clone()
+            },
+            WriteAck {
+                path: "other.md".into(),
+                ..ok.clone()
+            },
         ] {
             assert!(!bad.is_plausible(), "{bad:?}");
         }
