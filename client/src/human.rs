@@ -30,11 +30,21 @@ pub fn thousands(n: u64) -> String {
 
 /// `1 entry`, `1,204 entries`.
 pub fn entries(n: u64) -> String {
+    count(n, "entry", "entries")
+}
+
+/// `1 hit`, `1,204 hits`: a count and the noun in the right number.
+pub fn count(n: u64, one: &str, many: &str) -> String {
     if n == 1 {
-        "1 entry".to_string()
+        format!("1 {one}")
     } else {
-        format!("{} entries", thousands(n))
+        format!("{} {many}", thousands(n))
     }
+}
+
+/// Text folded onto one line: runs of white space, newlines included, become one space.
+pub fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]

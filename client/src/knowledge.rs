@@ -292,6 +292,30 @@ impl Knowledge {
     }
 
     /// Entries listing exactly this repository-relative source path.
+    /// Entries of `topic` over every source as (project, entry), newest first; an overlay's
+    /// pending copy shadows the synced one of the same id.
+    pub fn topic_entries(&self, topic: &str) -> Vec<(&str, EntryRef<'_>)> {
+        let mut out = Vec::new();
+        let mut seen = HashSet::new();
+        let overlays_first = self
+            .sources
+            .iter()
+            .filter(|s| s.overlay)
+            .chain(self.sources.iter().filter(|s| !s.overlay));
+        for src in overlays_first {
+            for doc in 0..src.index.len() {
+                let Ok(e) = src.index.entry(doc) else {
+                    continue;
+                };
+                if e.topic == topic && seen.insert((src.project.as_str(), e.id)) {
+                    out.push((src.project.as_str(), e));
+                }
+            }
+        }
+        out.sort_by(|a, b| b.1.date.cmp(&a.1.date).then(a.1.id.cmp(b.1.id)));
+        out
+    }
+
     pub fn by_source(&self, repo_rel_path: &str) -> Vec<(&str, EntryRef<'_>)> {
         self.collect(|i| i.by_source(repo_rel_path))
     }

@@ -3,6 +3,7 @@
 
 use super::background::spawn_background_sync;
 use helix_client::config::{self, ProjectConfig};
+use helix_client::human::{count, one_line};
 use helix_client::knowledge::Knowledge;
 use helix_client::pending::{self, NewEntry};
 use helix_index_format::{EntryRef, SearchOptions};
@@ -203,7 +204,7 @@ pub(super) fn search_tool(cwd: &Path, args: SearchArgs) -> ToolOutcome {
         let _ = writeln!(
             text,
             "{} for \"{query}\":",
-            count_noun(hits.len() as u64, "hit", "hits")
+            count(hits.len() as u64, "hit", "hits")
         );
     }
     for (i, h) in hits.iter().enumerate() {
@@ -385,13 +386,13 @@ pub(super) fn brief_tool(cwd: &Path, args: BriefArgs) -> ToolOutcome {
         largest.sort_by(|a, b| b.1.count.cmp(&a.1.count).then(a.1.topic.cmp(b.1.topic)));
         largest.truncate(BRIEF_TOP_TOPICS);
         let total: u64 = per_project.values().map(|v| v.0).sum();
-        let mut text = format!("helix: {}", count_noun(total, "entry", "entries"));
+        let mut text = format!("helix: {}", count(total, "entry", "entries"));
         for (p, (n, t)) in &per_project {
             let _ = write!(
                 text,
                 "\n- {p}: {} in {}",
-                count_noun(*n, "entry", "entries"),
-                count_noun(*t as u64, "topic", "topics")
+                count(*n, "entry", "entries"),
+                count(*t as u64, "topic", "topics")
             );
         }
         if !largest.is_empty() {
@@ -428,27 +429,12 @@ pub(super) fn brief_tool(cwd: &Path, args: BriefArgs) -> ToolOutcome {
             if known.len() > 40 { ", …" } else { "" }
         ));
     }
-    // List the topic's entries, the overlay's first so a pending copy shadows the synced one.
-    let mut seen = std::collections::HashSet::new();
-    let mut entries: Vec<(&str, EntryRef<'_>)> = Vec::new();
-    let mut order: Vec<_> = k.sources().iter().filter(|s| s.overlay).collect();
-    order.extend(k.sources().iter().filter(|s| !s.overlay));
-    for src in order {
-        for doc in 0..src.index.len() {
-            let Ok(e) = src.index.entry(doc) else {
-                continue;
-            };
-            if e.topic == topic && seen.insert((src.project.as_str(), e.id)) {
-                entries.push((src.project.as_str(), e));
-            }
-        }
-    }
-    entries.sort_by(|a, b| b.1.date.cmp(&a.1.date).then(a.1.id.cmp(b.1.id)));
+    let mut entries = k.topic_entries(&topic);
     let total = entries.len();
     entries.truncate(BRIEF_TOPIC_ENTRIES);
     let mut text = format!(
         "Topic `{topic}`: {}",
-        count_noun(total as u64, "entry", "entries")
+        count(total as u64, "entry", "entries")
     );
     if total > entries.len() {
         let _ = write!(text, " (newest {} shown)", entries.len());
@@ -512,18 +498,6 @@ pub(super) fn topics_tool(cwd: &Path) -> ToolOutcome {
         );
     }
     Ok((text.trim_end().to_string(), json!({ "projects": projects })))
-}
-
-fn count_noun(n: u64, one: &str, many: &str) -> String {
-    if n == 1 {
-        format!("1 {one}")
-    } else {
-        format!("{n} {many}")
-    }
-}
-
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]

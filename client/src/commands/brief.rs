@@ -14,29 +14,6 @@ pub struct Args {
     pub json: bool,
 }
 
-/// Entries of `topic` over all sources as (project, id, title, date), newest first.
-pub fn topic_entries<'a>(
-    k: &'a Knowledge,
-    topic: &str,
-) -> Vec<(&'a str, &'a str, &'a str, Option<i64>)> {
-    let mut out = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    let mut order: Vec<_> = k.sources().iter().filter(|s| s.overlay).collect();
-    order.extend(k.sources().iter().filter(|s| !s.overlay));
-    for src in order {
-        for doc in 0..src.index.len() {
-            let Ok(e) = src.index.entry(doc) else {
-                continue;
-            };
-            if e.topic == topic && seen.insert((src.project.as_str(), e.id)) {
-                out.push((src.project.as_str(), e.id, e.title, e.date));
-            }
-        }
-    }
-    out.sort_by(|a, b| b.3.cmp(&a.3).then(a.1.cmp(b.1)));
-    out
-}
-
 pub fn run(a: Args) -> Result<ExitCode> {
     let k = Knowledge::open(&super::cwd()?)?;
     match &a.topic {
@@ -68,11 +45,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
             println!("`helix brief TOPIC` lists a topic; `helix search WORDS` searches.");
         }
         Some(topic) => {
-            let entries = topic_entries(&k, topic);
+            let entries = k.topic_entries(topic);
             if a.json {
                 let e: Vec<_> = entries
                     .iter()
-                    .map(|(p, id, title, d)| json!({"project": p, "id": id, "title": title, "date": d.map(helix_index_format::format_day)}))
+                    .map(|(p, e)| json!({"project": p, "id": e.id, "title": e.title, "date": e.date.map(helix_index_format::format_day)}))
                     .collect();
                 super::print_json(&json!({"topic": topic, "entries": e}));
                 return Ok(ExitCode::SUCCESS);
@@ -82,8 +59,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 return Ok(ExitCode::SUCCESS);
             }
             println!("{topic}: {} entries", entries.len());
-            for (p, id, title, d) in entries {
-                let date = d
+            for (p, e) in entries {
+                let (id, title) = (e.id, e.title);
+                let date = e
+                    .date
                     .map(helix_index_format::format_day)
                     .unwrap_or_else(|| "          ".into());
                 println!("  {date}  {title}  ({p}:{id})");
