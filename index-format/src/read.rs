@@ -579,12 +579,9 @@ impl<B: AsRef<[u8]>> Index<B> {
     }
 }
 
-/// Query paths arrive as typed by people and tools: `./src/a.rs`, `src\a.rs`.
+/// Query paths arrive as typed by people and tools (`./src/a.rs`, `src\\a.rs:42`, `/src/a.rs`):
+/// the rule that made the stored sources canonical makes the query so too.
 fn normalize_query_path(path: &str) -> String {
-    let p = path.replace('\\', "/");
-    let mut p = p.as_str();
-    while let Some(rest) = p.strip_prefix("./") {
-        p = rest;
-    }
-    p.trim_start_matches('/').to_owned()
+    let p = path.trim().replace('\\', "/");
+    crate::entry::normalise_source(p.trim_start_matches('/')).unwrap_or_default()
 }

@@ -191,8 +191,9 @@ fn is_connector(c: char) -> bool {
     matches!(c, '_' | '-' | '.' | ':')
 }
 
-/// Combining diacritics (decomposed accents) belong to the word they follow.
-fn is_combining_mark(c: char) -> bool {
+/// Combining diacritics (decomposed accents) belong to the word they follow; slugs drop
+/// them. One definition, so slugs and tokens agree on what an accent is.
+pub(crate) fn is_combining_mark(c: char) -> bool {
     matches!(c as u32, 0x0300..=0x036F | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF | 0x20D0..=0x20FF | 0xFE20..=0xFE2F)
 }
 

@@ -32,7 +32,11 @@ pub fn slugify(title: &str) -> String {
             piece = Some(c.encode_utf8(&mut buf));
         } else if let Some(t) = transliterate(c) {
             piece = Some(t);
-        } else if c == '\'' || c == '\u{2019}' || c.is_alphanumeric() || is_combining_mark(c) {
+        } else if c == '\''
+            || c == '\u{2019}'
+            || c.is_alphanumeric()
+            || crate::tokenize::is_combining_mark(c)
+        {
             // Apostrophes and letters we cannot spell in ASCII vanish without a break.
             continue;
         } else {
@@ -70,10 +74,6 @@ pub(crate) fn is_reserved_name(name: &str) -> bool {
             && stem.len() == 4
             && stem.as_bytes()[3].is_ascii_digit())
         || lower == ".git"
-}
-
-pub(super) fn is_combining_mark(c: char) -> bool {
-    matches!(c, '\u{0300}'..='\u{036F}')
 }
 
 pub(super) fn transliterate(c: char) -> Option<&'static str> {
