@@ -2,6 +2,8 @@
 //! artifact, and the reader's robustness against thousands of damaged artifacts; the
 //! secret scanner on a labelled corpus (`format/secrets.rs`, `format/secret_corpus.rs`).
 
+#[path = "format/corpora.rs"]
+mod corpora;
 #[path = "format/secret_corpus.rs"]
 mod secret_corpus;
 #[path = "format/secrets.rs"]

@@ -45,7 +45,7 @@ pub struct Rates {
 }
 
 fn suite_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpora/yaml-test-suite")
+    crate::corpora::shared_corpus("yaml-test-suite")
 }
 
 /// Every case folder holding an `in.yaml`, numbered sub-cases included, sorted by id.
