@@ -61,9 +61,7 @@ pub fn render(new: &NewEntry) -> String {
 }
 
 fn new_key() -> String {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
+    let now = crate::sys::since_epoch();
     format!(
         "{}-{:09}-{:016x}",
         now.as_secs(),

@@ -11,13 +11,18 @@ pub fn now_secs() -> i64 {
 
 /// Unix milliseconds now.
 pub fn now_ms() -> i64 {
+    i64::try_from(since_epoch().as_millis()).unwrap_or(i64::MAX)
+}
+
+/// Time since the Unix epoch (zero for a clock set before it).
+pub fn since_epoch() -> std::time::Duration {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
+        .unwrap_or_default()
 }
 
 /// Writes `bytes` to `path` atomically: a temp file in the same directory, fsync, rename.
+/// A file that is replaced keeps its permissions.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     write_replace(path, bytes, true)
 }
@@ -43,6 +48,9 @@ fn write_replace(path: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()
         f.write_all(bytes)?;
         if durable {
             f.sync_all()?;
+        }
+        if let Ok(meta) = std::fs::metadata(path) {
+            std::fs::set_permissions(&tmp, meta.permissions())?;
         }
         std::fs::rename(&tmp, path)
     })();

@@ -312,25 +312,8 @@ fn save(path: &Path, text: &str, previous: Option<&str>) -> Result<()> {
         let bak = backup_path(path);
         std::fs::write(&bak, prev).with_context(|| format!("writing backup {}", bak.display()))?;
     }
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("settings.json");
-    let tmp = dir.join(format!(".{name}.helix-{}.tmp", std::process::id()));
-    let res = (|| -> std::io::Result<()> {
-        use std::io::Write;
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        if let Ok(meta) = std::fs::metadata(path) {
-            std::fs::set_permissions(&tmp, meta.permissions())?;
-        }
-        std::fs::rename(&tmp, path)
-    })();
-    if res.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    res.with_context(|| format!("writing {}", path.display()))
+    crate::sys::write_atomic(path, text.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 fn backup_path(path: &Path) -> PathBuf {
