@@ -482,16 +482,16 @@ fn slugs() {
     assert!(s.len() <= 80 && s.bytes().all(|b| b == b'e'));
 }
 
-/// xorshift64*, deterministic and dependency-free.
-struct Rng(u64);
+/// xorshift64*, deterministic and dependency-free (the YAML tests use it too).
+pub(crate) struct Rng(pub(crate) u64);
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
         self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
-    fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         (self.next() % n.max(1) as u64) as usize
     }
 }

@@ -469,19 +469,7 @@ mod tests {
         assert_eq!(e.reason, "front matter holds more than one YAML document");
     }
 
-    /// xorshift64*, deterministic and dependency-free.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n.max(1) as u64) as usize
-        }
-    }
+    use crate::entry::tests::Rng;
 
     /// YAML-shaped noise (indicators, indentation, tabs, quotes, anchors, tags, directives,
     /// block scalars) never panics the parser or the loader.
