@@ -1,0 +1,472 @@
+//! The write path: new entries batched into one commit, placed without replacing anything,
+//! pushed with retries on a moved upstream, and answered once git has them.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Instant;
+
+use gix::ObjectId;
+use helix_index_format::{Entry, NewEntry};
+use tokio::sync::oneshot;
+
+use super::idempotency::{KEY_TRAILER, Known};
+use super::{Worker, WriteAck};
+use crate::error::AppError;
+use crate::git::{Folder, Kind, PushOutcome};
+
+/// How often a write is re-applied after the upstream moved under it.
+const MAX_PUSH_ATTEMPTS: usize = 8;
+/// Write batches between two `git gc --auto` runs on the server's repository.
+const GC_EVERY_BATCHES: u32 = 200;
+
+/// A write's result: `created` is false for a replay of an idempotency key.
+#[derive(Debug, Clone)]
+pub struct WriteReply {
+    pub created: bool,
+    pub ack: WriteAck,
+}
+
+/// A validated entry waiting for the worker.
+#[derive(Debug)]
+pub struct WriteJob {
+    pub key: Option<String>,
+    pub author: String,
+    pub entry: NewEntry,
+    pub reply: oneshot::Sender<Result<WriteReply, AppError>>,
+}
+
+/// Where a write's answer goes.
+pub type ReplyTx = oneshot::Sender<Result<WriteReply, AppError>>;
+/// A write, its fingerprint, and the replies of same-key repeats that share its result.
+#[derive(Debug)]
+struct Group {
+    job: WriteJob,
+    fingerprint: String,
+    repeats: Vec<ReplyTx>,
+}
+
+impl Group {
+    /// Sends the result to the write and (as a replay) to its repeats.
+    fn answer(self, result: Result<WriteReply, AppError>) {
+        for r in self.repeats {
+            let _ = r.send(result.clone().map(|w| WriteReply {
+                created: false,
+                ..w
+            }));
+        }
+        let _ = self.job.reply.send(result);
+    }
+}
+
+/// Why a batch was not committed.
+#[derive(Debug)]
+enum BatchError {
+    /// Some keys of the batch turned out to be in git already; filter and try again.
+    KeysAppeared,
+    Failed(AppError),
+}
+
+impl Worker {
+    /// The recorded answer for `key`, if it is known: a replay of the first write, or a
+    /// refusal when the key was first used for another entry.
+    fn replay(&self, key: &str, fingerprint: &str) -> Option<Result<WriteReply, AppError>> {
+        let known = self.idem.get(key)?;
+        if known
+            .fingerprint
+            .as_deref()
+            .is_some_and(|f| f != fingerprint)
+        {
+            return Some(Err(key_reused(key, &known.ack.id)));
+        }
+        Some(Ok(WriteReply {
+            created: false,
+            ack: known.ack.clone(),
+        }))
+    }
+
+    pub(super) fn process_writes(&mut self, jobs: Vec<WriteJob>) {
+        let project = self.name();
+        // Replays of known keys answer at once; repeats of a key inside this batch share
+        // the first one's commit (or are refused when they carry another entry).
+        let mut groups: Vec<Group> = Vec::new();
+        for job in jobs {
+            let fingerprint = fingerprint(&job.author, &job.entry);
+            if let Some(k) = &job.key {
+                if let Some(answer) = self.replay(k, &fingerprint) {
+                    let outcome = if answer.is_ok() {
+                        "replayed"
+                    } else {
+                        "rejected"
+                    };
+                    self.metrics.write(&project, outcome, 1);
+                    let _ = job.reply.send(answer);
+                    continue;
+                }
+                if let Some(g) = groups
+                    .iter_mut()
+                    .find(|g| g.job.key.as_deref() == Some(k.as_str()))
+                {
+                    if g.fingerprint == fingerprint {
+                        g.repeats.push(job.reply);
+                    } else {
+                        self.metrics.write(&project, "rejected", 1);
+                        let _ = job
+                            .reply
+                            .send(Err(key_reused(k, "another entry of this batch")));
+                    }
+                    continue;
+                }
+            }
+            groups.push(Group {
+                job,
+                fingerprint,
+                repeats: Vec::new(),
+            });
+        }
+        if groups.is_empty() {
+            return;
+        }
+        if !self.scanned {
+            // Keys of writes pushed just before a crash are only known after a fetch.
+            if let Err(e) = self.repo.fetch() {
+                let err = AppError::unavailable(format!("cannot fetch the upstream: {e:#}"));
+                self.metrics.write(&project, "failed", groups.len() as u64);
+                for g in groups {
+                    g.answer(Err(err.clone()));
+                }
+                return;
+            }
+            self.scan_commit_keys();
+        }
+        let started = Instant::now();
+        let result = loop {
+            // Replays whose key appeared in git (recovered after a crash, or pushed by an
+            // earlier run whose push finished late) are answered from it, not re-applied.
+            groups = self.answer_known(groups);
+            if groups.is_empty() {
+                // Compile the recovered commits (a no-op if already served).
+                let tip = self.repo.tip().ok().flatten();
+                if let Err(e) = self.ingest(tip, started) {
+                    tracing::error!(project = %project, error = %format!("{e:#}"), "compile failed");
+                }
+                return;
+            }
+            match self.commit_batch(&groups) {
+                Err(BatchError::KeysAppeared) => continue,
+                Err(BatchError::Failed(e)) => break Err(e),
+                Ok(done) => break Ok(done),
+            }
+        };
+        let (commit, placed) = match result {
+            Ok(v) => v,
+            Err(e) => {
+                tracing::error!(project = %project, error = %format!("{e:#}"), "write failed");
+                self.metrics.write(&project, "failed", groups.len() as u64);
+                for g in groups {
+                    g.answer(Err(e.clone()));
+                }
+                return;
+            }
+        };
+        if let Some(commit) = commit
+            && let Err(e) = self.ingest(Some(commit), started)
+        {
+            // The entries are safely in git; the next refresh compiles them.
+            tracing::error!(project = %project, error = %format!("{e:#}"), "compile after write failed");
+        }
+        let mut answers = Vec::with_capacity(groups.len());
+        for (g, placed) in groups.iter().zip(placed) {
+            let answer = match (placed, commit) {
+                (Ok(path), Some(commit)) => {
+                    let ack = WriteAck {
+                        id: self.id_of(&path),
+                        path,
+                        commit: commit.to_string(),
+                        generation: self.generation,
+                    };
+                    if let Some(k) = &g.job.key {
+                        self.idem_seq += 1;
+                        self.idem.insert(
+                            k.clone(),
+                            Known {
+                                seq: self.idem_seq,
+                                ack: ack.clone(),
+                                fingerprint: Some(g.fingerprint.clone()),
+                            },
+                        );
+                        self.idem_unsaved.push(k.clone());
+                    }
+                    Ok(WriteReply { created: true, ack })
+                }
+                (Ok(_), None) => Err(AppError::internal("placed without a commit")),
+                (Err(e), _) => Err(e),
+            };
+            answers.push(answer);
+        }
+        // Keys are durable before anyone is told the write succeeded.
+        self.save_idempotency();
+        let created = answers.iter().filter(|a| a.is_ok()).count() as u64;
+        self.metrics.write(&project, "created", created);
+        self.metrics
+            .write(&project, "rejected", answers.len() as u64 - created);
+        for (g, answer) in groups.into_iter().zip(answers) {
+            g.answer(answer);
+        }
+    }
+
+    /// Answers groups whose idempotency key is already recorded; returns the others.
+    fn answer_known(&mut self, groups: Vec<Group>) -> Vec<Group> {
+        let mut rest = Vec::with_capacity(groups.len());
+        for g in groups {
+            let known = g
+                .job
+                .key
+                .as_ref()
+                .and_then(|k| self.replay(k, &g.fingerprint));
+            match known {
+                Some(answer) => {
+                    let outcome = if answer.is_ok() {
+                        "replayed"
+                    } else {
+                        "rejected"
+                    };
+                    self.metrics.write(&self.project.cfg.name, outcome, 1);
+                    g.answer(answer);
+                }
+                None => rest.push(g),
+            }
+        }
+        rest
+    }
+
+    /// Chooses the path of each write in the tree of `parent`: the topic's folder must be a
+    /// folder (or not exist yet), and the file name must not exist there in any case or
+    /// kind, nor be chosen by an earlier write of the batch. The write path never replaces
+    /// or deletes what is there. Refusals are per write.
+    fn place(
+        &self,
+        parent: Option<ObjectId>,
+        groups: &[Group],
+    ) -> anyhow::Result<Vec<Result<String, AppError>>> {
+        let prefix = self.prefix();
+        let mut folders: HashMap<String, Folder> = HashMap::new();
+        // Lower-cased paths this batch creates: files, and the folders above them.
+        let mut files: HashSet<String> = HashSet::new();
+        let mut dirs: HashSet<String> = HashSet::new();
+        let mut out = Vec::with_capacity(groups.len());
+        for g in groups {
+            let topic = &g.job.entry.topic;
+            let topic_dir = match &prefix {
+                Some(p) => format!("{p}/{topic}"),
+                None => topic.clone(),
+            };
+            if !folders.contains_key(&topic_dir) {
+                let f = self.repo.folder(parent, &topic_dir)?;
+                folders.insert(topic_dir.clone(), f);
+            }
+            let existing = match &folders[&topic_dir] {
+                Folder::Blocked { existing, kind } => {
+                    let why = match kind {
+                        Kind::Folder => format!(
+                            "the folder `{existing}` differs from it only in case (a case-insensitive checkout cannot hold both)"
+                        ),
+                        _ => format!("`{existing}` is {} in the repository", kind.describe()),
+                    };
+                    out.push(Err(topic_conflict(format!(
+                        "topic `{topic}` needs the folder `{topic_dir}`, but {why}; choose another topic"
+                    ))));
+                    continue;
+                }
+                Folder::Present(names) => Some(names),
+                Folder::Absent => None,
+            };
+            let lower_dir = topic_dir.to_ascii_lowercase();
+            if let Some(clash) = ancestors(&lower_dir).find(|a| files.contains(*a)) {
+                out.push(Err(topic_conflict(format!(
+                    "topic `{topic}` needs the folder `{topic_dir}`, but an earlier entry of the same batch is the file `{clash}`; send it again"
+                ))));
+                continue;
+            }
+            let slug = helix_index_format::slugify(&g.job.entry.title);
+            let mut n = 1;
+            let path = loop {
+                let name = if n == 1 {
+                    format!("{slug}.md")
+                } else {
+                    format!("{slug}-{n}.md")
+                };
+                let lower = format!("{lower_dir}/{}", name.to_ascii_lowercase());
+                let taken_here = existing
+                    .is_some_and(|names| names.keys().any(|k| k.eq_ignore_ascii_case(&name)));
+                if !taken_here && !files.contains(&lower) && !dirs.contains(&lower) {
+                    files.insert(lower);
+                    dirs.extend(ancestors(&lower_dir).map(str::to_string));
+                    break format!("{topic_dir}/{name}");
+                }
+                n += 1;
+            };
+            out.push(Ok(path));
+        }
+        Ok(out)
+    }
+
+    /// Commits the batch onto the branch tip and pushes it; on a moved upstream, fetches and
+    /// re-applies (choosing paths again) a bounded number of times. Returns the commit (none
+    /// when every write was refused) and each write's path or refusal.
+    #[allow(clippy::type_complexity)]
+    fn commit_batch(
+        &mut self,
+        groups: &[Group],
+    ) -> Result<(Option<ObjectId>, Vec<Result<String, AppError>>), BatchError> {
+        let internal = |e: anyhow::Error| BatchError::Failed(AppError::internal(format!("{e:#}")));
+        let mut last_reason = String::new();
+        for attempt in 0..MAX_PUSH_ATTEMPTS {
+            let parent = self.repo.tip().map_err(internal)?;
+            let placed = self.place(parent, groups).map_err(internal)?;
+            let mut files = Vec::with_capacity(groups.len());
+            let mut listed = Vec::new();
+            for (g, path) in groups.iter().zip(&placed) {
+                let Ok(path) = path else { continue };
+                let entry = Entry {
+                    id: self.id_of(path),
+                    topic: g.job.entry.topic.clone(),
+                    title: g.job.entry.title.trim().to_string(),
+                    tags: g.job.entry.tags.clone(),
+                    sources: g.job.entry.sources.clone(),
+                    date: None,
+                    author: Some(g.job.author.clone()),
+                    body: g.job.entry.body.clone(),
+                    extra: Default::default(),
+                };
+                files.push((
+                    path.clone(),
+                    helix_index_format::render_entry(&entry).into_bytes(),
+                ));
+                listed.push((g, path));
+            }
+            if listed.is_empty() {
+                return Ok((None, placed));
+            }
+            let authors: HashSet<&str> =
+                listed.iter().map(|(g, _)| g.job.author.as_str()).collect();
+            let author = if authors.len() == 1 {
+                listed[0].0.job.author.as_str()
+            } else {
+                "helix-server"
+            };
+            let mut msg = if listed.len() == 1 {
+                format!("Add {}\n\n", self.id_of(listed[0].1))
+            } else {
+                format!("Add {} entries\n\n", listed.len())
+            };
+            for (g, path) in &listed {
+                msg.push_str(&format!("- {} ({})\n", self.id_of(path), g.job.author));
+            }
+            let keyed: Vec<String> = listed
+                .iter()
+                .filter_map(|(g, p)| {
+                    g.job
+                        .key
+                        .as_ref()
+                        .map(|k| format!("{KEY_TRAILER} {k} {p} {}", g.fingerprint))
+                })
+                .collect();
+            if !keyed.is_empty() {
+                msg.push('\n');
+                msg.push_str(&keyed.join("\n"));
+                msg.push('\n');
+            }
+            let commit = match self.repo.commit_files(parent, &files, author, &msg) {
+                Ok(c) => c,
+                Err(e) => {
+                    // The branch moved under us (compare-and-swap); look again.
+                    last_reason = format!("{e:#}");
+                    tracing::warn!(attempt, error = %last_reason, "commit failed; retrying");
+                    continue;
+                }
+            };
+            match self.repo.push(commit) {
+                Ok(PushOutcome::Pushed) => {
+                    self.batches_since_gc += 1;
+                    if self.batches_since_gc >= GC_EVERY_BATCHES {
+                        // Each write adds loose objects; let git pack them now and then.
+                        self.batches_since_gc = 0;
+                        self.repo.maintain();
+                    }
+                    return Ok((Some(commit), placed));
+                }
+                Ok(PushOutcome::Rejected(reason)) => {
+                    tracing::info!(project = %self.name(), attempt, "upstream moved; fetching and re-applying");
+                    last_reason = reason;
+                    let _ = self.repo.reset_branch(commit, parent);
+                    match self.repo.fetch() {
+                        Err(e) => {
+                            return Err(BatchError::Failed(AppError::unavailable(format!(
+                                "push was rejected and fetching the upstream failed: {e:#}"
+                            ))));
+                        }
+                        Ok(t) if t == parent => {
+                            // Not moved: retrying would be refused the same way.
+                            return Err(BatchError::Failed(AppError::unavailable(format!(
+                                "push to the upstream was rejected: {last_reason}"
+                            ))));
+                        }
+                        Ok(_) => {}
+                    }
+                    // What moved the upstream may be one of these very writes (a push from
+                    // before a crash that completed late): look before re-applying.
+                    let known = self.idem.len();
+                    self.scan_commit_keys();
+                    if self.idem.len() != known
+                        && groups.iter().any(|g| {
+                            g.job
+                                .key
+                                .as_ref()
+                                .is_some_and(|k| self.idem.contains_key(k))
+                        })
+                    {
+                        return Err(BatchError::KeysAppeared);
+                    }
+                }
+                Err(e) => {
+                    let _ = self.repo.reset_branch(commit, parent);
+                    return Err(BatchError::Failed(AppError::unavailable(format!("{e:#}"))));
+                }
+            }
+        }
+        Err(BatchError::Failed(AppError::conflict(format!(
+            "the upstream branch kept moving; gave up after {MAX_PUSH_ATTEMPTS} attempts: {last_reason}"
+        ))))
+    }
+}
+
+/// `a/b/c` → `a/b/c`, `a/b`, `a`.
+fn ancestors(path: &str) -> impl Iterator<Item = &str> {
+    let mut cur = Some(path);
+    std::iter::from_fn(move || {
+        let p = cur?;
+        cur = p.rfind('/').map(|i| &p[..i]);
+        Some(p)
+    })
+}
+
+fn topic_conflict(message: String) -> AppError {
+    AppError::new(axum::http::StatusCode::CONFLICT, "topic_conflict", message)
+}
+
+fn key_reused(key: &str, first: &str) -> AppError {
+    AppError::new(
+        axum::http::StatusCode::UNPROCESSABLE_ENTITY,
+        "idempotency_key_reused",
+        format!(
+            "Idempotency-Key {key:?} was first used for {first}, with a different entry; a key names one entry: send this one with a new key"
+        ),
+    )
+}
+
+/// What makes two writes the same write: who sent it and every field of the entry.
+fn fingerprint(author: &str, e: &NewEntry) -> String {
+    use sha2::Digest;
+    let canonical = serde_json::json!([author, e.topic, e.title, e.body, e.tags, e.sources]);
+    let digest = sha2::Sha256::digest(canonical.to_string().as_bytes());
+    hex::encode(&digest[..16])
+}
