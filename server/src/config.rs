@@ -8,6 +8,7 @@ use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
 
 use crate::auth::{Scope, hash_token, new_token};
+use crate::sys::write_atomic_with;
 
 /// Default poll interval for upstream projects, seconds.
 pub const DEFAULT_POLL_SECS: u64 = 60;
@@ -299,17 +300,11 @@ pub fn add_token(
 fn write_like(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::os::unix::fs::MetadataExt;
     let meta = std::fs::metadata(path)?;
-    let dir = path.parent().unwrap_or_else(|| Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".tmp-")
-        .suffix(".part")
-        .tempfile_in(dir)?;
-    std::io::Write::write_all(&mut tmp, bytes)?;
-    tmp.as_file().set_permissions(meta.permissions())?;
-    let made = tmp.as_file().metadata()?;
-    if (made.uid(), made.gid()) != (meta.uid(), meta.gid()) {
-        std::os::unix::fs::fchown(tmp.as_file(), Some(meta.uid()), Some(meta.gid())).map_err(
-            |e| {
+    write_atomic_with(path, bytes, |tmp| {
+        tmp.set_permissions(meta.permissions())?;
+        let made = tmp.metadata()?;
+        if (made.uid(), made.gid()) != (meta.uid(), meta.gid()) {
+            std::os::unix::fs::fchown(tmp, Some(meta.uid()), Some(meta.gid())).map_err(|e| {
                 std::io::Error::new(
                     e.kind(),
                     format!(
@@ -318,15 +313,10 @@ fn write_like(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
                         meta.gid()
                     ),
                 )
-            },
-        )?;
-    }
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
+            })?;
+        }
+        Ok(())
+    })
 }
 
 #[cfg(test)]

@@ -28,6 +28,7 @@ use crate::error::AppError;
 use crate::metrics::Metrics;
 use crate::project::{Job, Project, WriteJob};
 use crate::store::Served;
+use crate::sys::{read, write};
 
 /// Media type of artifact downloads.
 pub const INDEX_CONTENT_TYPE: &str = "application/vnd.helix.index";
@@ -84,10 +85,7 @@ impl AppState {
 
     /// The credentials in force: the start-up config's, or the last reload's.
     pub fn access(&self) -> Arc<Config> {
-        self.access
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        read(&self.access).clone()
     }
 
     /// Takes tokens, webhook secrets and `anonymous_loopback` from `new` at once (a token
@@ -129,7 +127,7 @@ impl AppState {
         {
             warnings.push("limits and keep_artifacts apply after a restart".into());
         }
-        *self.access.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(new);
+        *write(&self.access) = Arc::new(new);
         warnings
     }
 

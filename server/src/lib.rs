@@ -4,13 +4,13 @@
 pub mod auth;
 pub mod config;
 pub mod error;
-pub mod fsutil;
 pub mod git;
 pub mod http;
 pub mod listen;
 pub mod metrics;
 pub mod project;
 pub mod store;
+pub mod sys;
 
 use std::future::Future;
 

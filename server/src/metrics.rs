@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::Mutex;
 
+use crate::sys::lock;
+
 /// Counters and gauges shared by the HTTP layer and the project workers.
 #[derive(Debug, Default)]
 pub struct Metrics {
@@ -20,11 +22,6 @@ struct IngestStats {
     count: u64,
     sum: f64,
     last: f64,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // A panic while holding a metrics lock leaves plain numbers behind; keep going.
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Escapes a Prometheus label value.

@@ -9,7 +9,7 @@ use axum::body::Bytes;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::fsutil::{remove_stale_temps, write_atomic};
+use crate::sys::{remove_stale_temps, write_atomic};
 
 /// Facts about one stored artifact.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Worker, WriteAck};
-use crate::fsutil::write_atomic;
+use crate::sys::write_atomic;
 
 /// Commit messages scanned at start-up to recover idempotency keys not yet persisted.
 pub(super) const IDEMPOTENCY_SCAN: usize = 2000;

@@ -7,8 +7,9 @@ use std::time::Instant;
 use gix::ObjectId;
 use helix_index_format::{BuildInfo, Diagnostic, Entry};
 
-use super::{Worker, lock, now_secs, write};
+use super::Worker;
 use crate::store::{ArtifactInfo, DiagnosticInfo};
+use crate::sys::{lock, now_secs, write};
 
 /// A parsed file, reused while its blob and last-change metadata stay the same.
 #[derive(Debug)]

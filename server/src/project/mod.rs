@@ -20,6 +20,7 @@ use crate::error::AppError;
 use crate::git::Repo;
 use crate::metrics::Metrics;
 use crate::store::{ArtifactInfo, ArtifactStore, DiagnosticInfo, Pointer, Served};
+use crate::sys::{lock, read};
 
 use idempotency::Known;
 use ingest::Cached;
@@ -58,23 +59,6 @@ pub struct Project {
     store: ArtifactStore,
     tx: Mutex<Option<Sender<Job>>>,
     worker: Mutex<Option<std::thread::JoinHandle<()>>>,
-}
-
-fn read<T>(l: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
-    l.read().unwrap_or_else(|e| e.into_inner())
-}
-fn write<T>(l: &RwLock<T>) -> std::sync::RwLockWriteGuard<'_, T> {
-    l.write().unwrap_or_else(|e| e.into_inner())
-}
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn now_secs() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
 }
 
 /// Opens (or creates) the project's bare repository; seeds the embedded examples into
