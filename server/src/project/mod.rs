@@ -5,7 +5,7 @@ mod idempotency;
 mod ingest;
 mod write;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, RwLock};
@@ -22,7 +22,7 @@ use crate::metrics::Metrics;
 use crate::store::{ArtifactInfo, ArtifactStore, DiagnosticInfo, Pointer, Served};
 use crate::sys::{lock, read};
 
-use idempotency::Known;
+use idempotency::IdempotencyLog;
 use ingest::Cached;
 pub use write::{ReplyTx, WriteJob, WriteReply};
 
@@ -217,11 +217,7 @@ struct Worker {
     metrics: Arc<Metrics>,
     cache: HashMap<String, Cached>,
     generation: u64,
-    idem: BTreeMap<String, Known>,
-    idem_seq: u64,
-    idem_path: PathBuf,
-    /// Keys added since the last append to the idempotency log.
-    idem_unsaved: Vec<String>,
+    idem: IdempotencyLog,
     /// Whether commit messages were scanned for idempotency keys (after the first fetch).
     scanned: bool,
     /// Branch tip up to which commit messages were scanned for keys.
@@ -238,22 +234,18 @@ impl Worker {
             .map(|k| k.generation)
             .max()
             .unwrap_or(0);
-        let idem_path = project.dir.join("idempotency.jsonl");
+        let idem = IdempotencyLog::open(project.dir.join("idempotency.jsonl"));
         let mut w = Worker {
             project,
             repo,
             metrics,
             cache: HashMap::new(),
             generation,
-            idem: BTreeMap::new(),
-            idem_seq: 0,
-            idem_path,
-            idem_unsaved: Vec::new(),
+            idem,
             scanned: false,
             scanned_tip: None,
             batches_since_gc: 0,
         };
-        w.load_idempotency();
         if w.repo.upstream.is_none() {
             w.scan_commit_keys();
         }
@@ -269,13 +261,7 @@ impl Worker {
     }
 
     fn id_of(&self, repo_path: &str) -> String {
-        match self.prefix() {
-            Some(p) => repo_path
-                .strip_prefix(&format!("{p}/"))
-                .unwrap_or(repo_path)
-                .to_string(),
-            None => repo_path.to_string(),
-        }
+        id_of(self.prefix().as_deref(), repo_path)
     }
 
     fn run(&mut self, rx: Receiver<Job>) {
@@ -342,5 +328,17 @@ impl Worker {
                 tracing::error!(project = %self.name(), "{what} panicked");
             }
         }
+    }
+}
+
+/// The entry id of repository path `repo_path`: the path below the project's subdirectory
+/// `prefix`, if there is one.
+fn id_of(prefix: Option<&str>, repo_path: &str) -> String {
+    match prefix {
+        Some(p) => repo_path
+            .strip_prefix(&format!("{p}/"))
+            .unwrap_or(repo_path)
+            .to_string(),
+        None => repo_path.to_string(),
     }
 }

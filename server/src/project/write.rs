@@ -8,7 +8,7 @@ use gix::ObjectId;
 use helix_index_format::{Entry, NewEntry};
 use tokio::sync::oneshot;
 
-use super::idempotency::{KEY_TRAILER, Known};
+use super::idempotency::{IdempotencyLog, Seen};
 use super::{Worker, WriteAck};
 use crate::error::AppError;
 use crate::git::{Folder, Kind, PushOutcome};
@@ -69,18 +69,13 @@ impl Worker {
     /// The recorded answer for `key`, if it is known: a replay of the first write, or a
     /// refusal when the key was first used for another entry.
     fn replay(&self, key: &str, fingerprint: &str) -> Option<Result<WriteReply, AppError>> {
-        let known = self.idem.get(key)?;
-        if known
-            .fingerprint
-            .as_deref()
-            .is_some_and(|f| f != fingerprint)
-        {
-            return Some(Err(key_reused(key, &known.ack.id)));
-        }
-        Some(Ok(WriteReply {
-            created: false,
-            ack: known.ack.clone(),
-        }))
+        Some(match self.idem.seen(key, fingerprint)? {
+            Seen::Same(ack) => Ok(WriteReply {
+                created: false,
+                ack: ack.clone(),
+            }),
+            Seen::Other { first } => Err(key_reused(key, first)),
+        })
     }
 
     pub(super) fn process_writes(&mut self, jobs: Vec<WriteJob>) {
@@ -184,16 +179,8 @@ impl Worker {
                         generation: self.generation,
                     };
                     if let Some(k) = &g.job.key {
-                        self.idem_seq += 1;
-                        self.idem.insert(
-                            k.clone(),
-                            Known {
-                                seq: self.idem_seq,
-                                ack: ack.clone(),
-                                fingerprint: Some(g.fingerprint.clone()),
-                            },
-                        );
-                        self.idem_unsaved.push(k.clone());
+                        self.idem
+                            .record(k, ack.clone(), Some(g.fingerprint.clone()));
                     }
                     Ok(WriteReply { created: true, ack })
                 }
@@ -203,7 +190,7 @@ impl Worker {
             answers.push(answer);
         }
         // Keys are durable before anyone is told the write succeeded.
-        self.save_idempotency();
+        self.idem.save();
         let created = answers.iter().filter(|a| a.is_ok()).count() as u64;
         self.metrics.write(&project, "created", created);
         self.metrics
@@ -367,7 +354,7 @@ impl Worker {
                     g.job
                         .key
                         .as_ref()
-                        .map(|k| format!("{KEY_TRAILER} {k} {p} {}", g.fingerprint))
+                        .map(|k| IdempotencyLog::trailer(k, p, &g.fingerprint))
                 })
                 .collect();
             if !keyed.is_empty() {
@@ -417,12 +404,9 @@ impl Worker {
                     let known = self.idem.len();
                     self.scan_commit_keys();
                     if self.idem.len() != known
-                        && groups.iter().any(|g| {
-                            g.job
-                                .key
-                                .as_ref()
-                                .is_some_and(|k| self.idem.contains_key(k))
-                        })
+                        && groups
+                            .iter()
+                            .any(|g| g.job.key.as_ref().is_some_and(|k| self.idem.contains(k)))
                     {
                         return Err(BatchError::KeysAppeared);
                     }
