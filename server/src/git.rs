@@ -6,10 +6,11 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
 use helix_index_format::GitMeta;
+
+use crate::sys::chain;
 
 /// Blobs above this size are streamed by `git` (hashed and written without holding them in
 /// memory), whatever they inflate to; entries are far smaller (`MAX_ENTRY_BYTES`).
@@ -37,6 +38,56 @@ pub enum PushOutcome {
     Rejected(String),
 }
 
+/// Why a repository operation failed, with what was being done and, for the `git`
+/// program, the command and what it printed.
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    /// A gix operation failed (its causes are part of the message).
+    #[error("{what}: {}", chain(.error.as_ref()))]
+    Gix {
+        what: String,
+        error: Box<dyn std::error::Error + Send + Sync + 'static>,
+    },
+    #[error("cannot create {}: {error}", .path.display())]
+    CreateDir {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    /// The `git` program could not be started or waited for.
+    #[error("cannot run {command}: {error}{}", not_installed_hint(.error))]
+    Run {
+        command: String,
+        error: std::io::Error,
+    },
+    #[error("cannot run {command}: timed out after {secs} s")]
+    TimedOut { command: String, secs: u64 },
+    /// `git fetch` ran and failed.
+    #[error("git fetch from {url} failed: {stderr}")]
+    Fetch { url: String, stderr: String },
+    /// `git push` ran and failed, for another reason than a moved upstream branch.
+    #[error("git push to {url} failed: {output}")]
+    Push { url: String, output: String },
+}
+
+/// Maps a gix error to [`GitError::Gix`] saying what was being done.
+fn gix<E>(what: impl Into<String>) -> impl FnOnce(E) -> GitError
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    move |e| GitError::Gix {
+        what: what.into(),
+        error: Box::new(e),
+    }
+}
+
+fn not_installed_hint(e: &std::io::Error) -> &'static str {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        " (is git installed?)"
+    } else {
+        ""
+    }
+}
+
 impl Repo {
     /// Opens the bare repository at `path`, creating it if missing. Removes stale ref
     /// locks left by a killed process (this server is the repository's only writer).
@@ -44,15 +95,18 @@ impl Repo {
         path: &Path,
         upstream: Option<String>,
         branch: &str,
-    ) -> anyhow::Result<Repo> {
+    ) -> Result<Repo, GitError> {
         let repo = if path.join("HEAD").exists() {
             remove_stale_locks(path);
             remove_keep_files(path);
-            gix::open(path).with_context(|| format!("cannot open repository {}", path.display()))?
+            gix::open(path).map_err(gix(format!("cannot open repository {}", path.display())))?
         } else {
-            std::fs::create_dir_all(path)?;
+            std::fs::create_dir_all(path).map_err(|error| GitError::CreateDir {
+                path: path.to_path_buf(),
+                error,
+            })?;
             gix::init_bare(path)
-                .with_context(|| format!("cannot create repository {}", path.display()))?
+                .map_err(gix(format!("cannot create repository {}", path.display())))?
         };
         Ok(Repo {
             path: path.to_path_buf(),
@@ -67,16 +121,16 @@ impl Repo {
     }
 
     /// Current tip of the branch, if the branch exists.
-    pub fn tip(&self) -> anyhow::Result<Option<ObjectId>> {
+    pub fn tip(&self) -> Result<Option<ObjectId>, GitError> {
         // A fresh handle sees refs changed by other processes (git fetch/push) at once.
         let r = self
             .repo
             .try_find_reference(self.full_ref().as_str())
-            .context("cannot read branch")?;
+            .map_err(gix("cannot read branch"))?;
         match r {
             None => Ok(None),
             Some(mut r) => {
-                let id = r.peel_to_id().context("cannot resolve branch")?;
+                let id = r.peel_to_id().map_err(gix("cannot resolve branch"))?;
                 Ok(Some(id.detach()))
             }
         }
@@ -90,7 +144,7 @@ impl Repo {
     /// The `git` program rather than gix: `index-pack` streams blobs above
     /// `core.bigFileThreshold` instead of inflating them in memory (a 1.5 MB push of a 1.5 GB
     /// run of zeros), cleans up after itself, and uses the same credentials as `push`.
-    pub fn fetch(&mut self) -> anyhow::Result<Option<ObjectId>> {
+    pub fn fetch(&mut self) -> Result<Option<ObjectId>, GitError> {
         let Some(url) = self.upstream.clone() else {
             return self.tip();
         };
@@ -116,8 +170,7 @@ impl Repo {
             ])
             .arg(&url)
             .arg(&refspec);
-        let out = run(cmd, FETCH_TIMEOUT)
-            .with_context(|| format!("cannot run `git fetch` from {url}"))?;
+        let out = run(cmd, &format!("`git fetch` from {url}"), FETCH_TIMEOUT)?;
         if !out.ok {
             self.remove_stale_keeps();
             if out.stderr.contains("couldn't find remote ref") {
@@ -125,7 +178,10 @@ impl Repo {
                 // first write creates the branch there.
                 return self.tip();
             }
-            bail!("git fetch from {url} failed: {}", out.stderr.trim());
+            return Err(GitError::Fetch {
+                url,
+                stderr: out.stderr.trim().to_string(),
+            });
         }
         let after = self.tip()?;
         if after != before {
@@ -142,10 +198,10 @@ impl Repo {
         let mut cmd = self.git();
         cmd.args(["-c", "gc.autoDetach=false", "-c", BIG_FILE_THRESHOLD])
             .args(["gc", "--auto", "--quiet"]);
-        match run(cmd, FETCH_TIMEOUT) {
+        match run(cmd, "`git gc`", FETCH_TIMEOUT) {
             Ok(o) if o.ok => {}
             Ok(o) => tracing::warn!(stderr = %o.stderr.trim(), "git gc --auto failed"),
-            Err(e) => tracing::warn!(error = %format!("{e:#}"), "cannot run git gc"),
+            Err(e) => tracing::warn!(error = %e, "cannot run git gc"),
         }
         let packs = self.pack_count();
         if packs < packs_before {
@@ -192,7 +248,7 @@ impl Repo {
 
     /// The folder `dir` (`a/b/c`) of `commit` (`None`: an empty repository), walked one
     /// component at a time, with case-insensitive clashes reported as blocked.
-    pub fn folder(&self, commit: Option<ObjectId>, dir: &str) -> anyhow::Result<Folder> {
+    pub fn folder(&self, commit: Option<ObjectId>, dir: &str) -> Result<Folder, GitError> {
         let Some(commit) = commit else {
             return Ok(Folder::Absent);
         };
@@ -226,7 +282,7 @@ impl Repo {
     }
 
     /// Every blob under `prefix` (or the whole tree) of commit `commit`.
-    pub fn list_files(&self, commit: ObjectId, prefix: Option<&str>) -> anyhow::Result<FileList> {
+    pub fn list_files(&self, commit: ObjectId, prefix: Option<&str>) -> Result<FileList, GitError> {
         let tree = self.commit_tree(commit)?;
         let mut out = FileList::new();
         let start = match prefix {
@@ -239,15 +295,15 @@ impl Repo {
         Ok(out)
     }
 
-    fn commit_tree(&self, commit: ObjectId) -> anyhow::Result<ObjectId> {
+    fn commit_tree(&self, commit: ObjectId) -> Result<ObjectId, GitError> {
         let c = self
             .repo
             .find_commit(commit)
-            .context("cannot read commit")?;
-        Ok(c.tree_id().context("commit has no tree")?.detach())
+            .map_err(gix("cannot read commit"))?;
+        Ok(c.tree_id().map_err(gix("commit has no tree"))?.detach())
     }
 
-    fn subtree(&self, mut tree: ObjectId, path: &str) -> anyhow::Result<Option<ObjectId>> {
+    fn subtree(&self, mut tree: ObjectId, path: &str) -> Result<Option<ObjectId>, GitError> {
         for comp in path.split('/') {
             let items = self.tree_items(tree)?;
             match items.get(comp) {
@@ -258,9 +314,9 @@ impl Repo {
         Ok(Some(tree))
     }
 
-    fn tree_items(&self, tree: ObjectId) -> anyhow::Result<BTreeMap<String, TreeItem>> {
-        let t = self.repo.find_tree(tree).context("cannot read tree")?;
-        let decoded = t.decode().context("cannot decode tree")?;
+    fn tree_items(&self, tree: ObjectId) -> Result<BTreeMap<String, TreeItem>, GitError> {
+        let t = self.repo.find_tree(tree).map_err(gix("cannot read tree"))?;
+        let decoded = t.decode().map_err(gix("cannot decode tree"))?;
         let mut out = BTreeMap::new();
         for e in &decoded.entries {
             // Non-UTF-8 names cannot be entry ids; skip them.
@@ -288,7 +344,7 @@ impl Repo {
         Ok(out)
     }
 
-    fn walk(&self, tree: ObjectId, prefix: &str, out: &mut FileList) -> anyhow::Result<()> {
+    fn walk(&self, tree: ObjectId, prefix: &str, out: &mut FileList) -> Result<(), GitError> {
         for (name, item) in self.tree_items(tree)? {
             if item.is_tree {
                 self.walk(item.id, &format!("{prefix}{name}/"), out)?;
@@ -307,7 +363,7 @@ impl Repo {
         old: Option<ObjectId>,
         prefix: &str,
         out: &mut Vec<String>,
-    ) -> anyhow::Result<()> {
+    ) -> Result<(), GitError> {
         if Some(new) == old {
             return Ok(());
         }
@@ -337,7 +393,7 @@ impl Repo {
         &self,
         tip: ObjectId,
         wanted: &HashSet<String>,
-    ) -> anyhow::Result<HashMap<String, GitMeta>> {
+    ) -> Result<HashMap<String, GitMeta>, GitError> {
         let mut remaining: HashSet<&str> = wanted.iter().map(String::as_str).collect();
         let mut out = HashMap::new();
         let mut cur = Some(tip);
@@ -345,7 +401,10 @@ impl Repo {
             if remaining.is_empty() {
                 break;
             }
-            let c = self.repo.find_commit(id).context("cannot read commit")?;
+            let c = self
+                .repo
+                .find_commit(id)
+                .map_err(gix("cannot read commit"))?;
             let meta = GitMeta {
                 time: c.time().map(|t| t.seconds).unwrap_or(0),
                 author: c
@@ -353,7 +412,7 @@ impl Repo {
                     .map(|a| a.name.to_str_lossy().trim().to_string())
                     .unwrap_or_default(),
             };
-            let tree = c.tree_id().context("commit has no tree")?.detach();
+            let tree = c.tree_id().map_err(gix("commit has no tree"))?.detach();
             let parent = c.parent_ids().next().map(|p| p.detach());
             let changed: Vec<String> = match parent {
                 Some(p) => {
@@ -376,16 +435,16 @@ impl Repo {
     }
 
     /// Size of an object in bytes, without reading it.
-    pub fn object_size(&self, id: ObjectId) -> anyhow::Result<u64> {
+    pub fn object_size(&self, id: ObjectId) -> Result<u64, GitError> {
         Ok(self
             .repo
             .find_header(id)
-            .context("cannot read object header")?
+            .map_err(gix("cannot read object header"))?
             .size())
     }
 
-    pub fn read_blob(&self, id: ObjectId) -> anyhow::Result<Vec<u8>> {
-        let mut b = self.repo.find_blob(id).context("cannot read blob")?;
+    pub fn read_blob(&self, id: ObjectId) -> Result<Vec<u8>, GitError> {
+        let mut b = self.repo.find_blob(id).map_err(gix("cannot read blob"))?;
         Ok(b.take_data())
     }
 
@@ -397,23 +456,29 @@ impl Repo {
         files: &[(String, Vec<u8>)],
         author: &str,
         message: &str,
-    ) -> anyhow::Result<ObjectId> {
+    ) -> Result<ObjectId, GitError> {
         let base_tree = match parent {
             Some(p) => self.commit_tree(p)?,
             None => ObjectId::empty_tree(gix::hash::Kind::Sha1),
         };
-        let mut editor = self.repo.edit_tree(base_tree).context("cannot edit tree")?;
+        let mut editor = self
+            .repo
+            .edit_tree(base_tree)
+            .map_err(gix("cannot edit tree"))?;
         for (path, content) in files {
-            let blob = self.repo.write_blob(content).context("cannot write blob")?;
+            let blob = self
+                .repo
+                .write_blob(content)
+                .map_err(gix("cannot write blob"))?;
             editor
                 .upsert(
                     path.as_str(),
                     gix::object::tree::EntryKind::Blob,
                     blob.detach(),
                 )
-                .with_context(|| format!("cannot add {path} to tree"))?;
+                .map_err(gix(format!("cannot add {path} to tree")))?;
         }
-        let tree = editor.write().context("cannot write tree")?.detach();
+        let tree = editor.write().map_err(gix("cannot write tree"))?.detach();
         let now = gix::date::Time::now_utc();
         let author_sig = gix::actor::Signature {
             name: author.into(),
@@ -437,18 +502,18 @@ impl Repo {
                 tree,
                 parent,
             )
-            .context("cannot commit (the branch moved)")?;
+            .map_err(gix("cannot commit (the branch moved)"))?;
         Ok(id.detach())
     }
 
     /// Points the branch back at `to` if it is at `from` (undo of an unpushed commit).
-    pub fn reset_branch(&self, from: ObjectId, to: Option<ObjectId>) -> anyhow::Result<()> {
+    pub fn reset_branch(&self, from: ObjectId, to: Option<ObjectId>) -> Result<(), GitError> {
         use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
         let name: gix::refs::FullName = self
             .full_ref()
             .as_str()
             .try_into()
-            .context("bad ref name")?;
+            .map_err(gix("bad ref name"))?;
         let change = match to {
             Some(to) => Change::Update {
                 log: LogChange {
@@ -470,12 +535,12 @@ impl Repo {
                 name,
                 deref: false,
             })
-            .context("cannot reset branch")?;
+            .map_err(gix("cannot reset branch"))?;
         Ok(())
     }
 
     /// Pushes `commit` to the upstream branch with the `git` program.
-    pub fn push(&self, commit: ObjectId) -> anyhow::Result<PushOutcome> {
+    pub fn push(&self, commit: ObjectId) -> Result<PushOutcome, GitError> {
         let Some(url) = &self.upstream else {
             return Ok(PushOutcome::Pushed);
         };
@@ -483,7 +548,7 @@ impl Repo {
         cmd.args(["push", "--porcelain", "--quiet", "--"])
             .arg(url)
             .arg(format!("{commit}:{}", self.full_ref()));
-        let out = run(cmd, FETCH_TIMEOUT).context("cannot run `git push` (is git installed?)")?;
+        let out = run(cmd, &format!("`git push` to {url}"), FETCH_TIMEOUT)?;
         if out.ok {
             return Ok(PushOutcome::Pushed);
         }
@@ -498,7 +563,10 @@ impl Repo {
         {
             return Ok(PushOutcome::Rejected(text.trim().to_string()));
         }
-        bail!("git push to {url} failed: {}", text.trim())
+        Err(GitError::Push {
+            url: url.clone(),
+            output: text.trim().to_string(),
+        })
     }
 
     /// Commit messages along the first-parent history from `tip`, newest first, at most `max`.
@@ -508,14 +576,17 @@ impl Repo {
         tip: ObjectId,
         stop: Option<ObjectId>,
         max: usize,
-    ) -> anyhow::Result<Vec<(ObjectId, String)>> {
+    ) -> Result<Vec<(ObjectId, String)>, GitError> {
         let mut out = Vec::new();
         let mut cur = Some(tip);
         while let Some(id) = cur {
             if out.len() >= max || Some(id) == stop {
                 break;
             }
-            let c = self.repo.find_commit(id).context("cannot read commit")?;
+            let c = self
+                .repo
+                .find_commit(id)
+                .map_err(gix("cannot read commit"))?;
             let msg = c
                 .message_raw()
                 .map(|m| m.to_str_lossy().into_owned())
@@ -635,13 +706,25 @@ struct GitOutput {
     stderr: String,
 }
 
-/// Runs `cmd` to completion, or kills it after `timeout`.
-fn run(mut cmd: std::process::Command, timeout: Duration) -> anyhow::Result<GitOutput> {
+/// Runs `cmd` (`command` names it in errors) to completion, or kills it after `timeout`.
+fn run(
+    mut cmd: std::process::Command,
+    command: &str,
+    timeout: Duration,
+) -> Result<GitOutput, GitError> {
     use std::io::Read;
     use std::process::Stdio;
+    let failed = |error| GitError::Run {
+        command: command.to_string(),
+        error,
+    };
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(failed)?;
     // Read both pipes on their own threads: a chatty process must never block on a full pipe.
     let pipe = |r: Option<Box<dyn Read + Send>>| {
         std::thread::spawn(move || {
@@ -669,7 +752,7 @@ fn run(mut cmd: std::process::Command, timeout: Duration) -> anyhow::Result<GitO
     let deadline = Instant::now() + timeout;
     let mut nap = Duration::from_millis(1);
     let status = loop {
-        if let Some(st) = child.try_wait()? {
+        if let Some(st) = child.try_wait().map_err(failed)? {
             break st;
         }
         if Instant::now() >= deadline {
@@ -680,7 +763,10 @@ fn run(mut cmd: std::process::Command, timeout: Duration) -> anyhow::Result<GitO
                 .status();
             let _ = child.kill();
             let _ = child.wait();
-            bail!("timed out after {} s", timeout.as_secs());
+            return Err(GitError::TimedOut {
+                command: command.to_string(),
+                secs: timeout.as_secs(),
+            });
         }
         std::thread::sleep(nap);
         nap = (nap * 2).min(Duration::from_millis(50));

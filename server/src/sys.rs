@@ -77,3 +77,16 @@ pub fn write<T>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
 pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// `e` and every error below it, joined with `: ` (what anyhow's `{:#}` prints): for
+/// messages built from another library's error, whose own `Display` leaves its causes out.
+pub fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        cur = s.source();
+    }
+    out
+}

@@ -44,7 +44,7 @@ impl Worker {
                     // that waits) hears that the fetch failed.
                     let tip = self.repo.tip()?;
                     self.ingest(tip, started)?;
-                    return Err(e.context(
+                    return Err(anyhow::Error::from(e).context(
                         "fetching the upstream failed; still serving the last good artifact",
                     ));
                 }

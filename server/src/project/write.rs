@@ -11,7 +11,7 @@ use tokio::sync::oneshot;
 use super::idempotency::{IdempotencyLog, Seen};
 use super::{Worker, WriteAck};
 use crate::error::AppError;
-use crate::git::{Folder, Kind, PushOutcome};
+use crate::git::{Folder, GitError, Kind, PushOutcome};
 
 /// How often a write is re-applied after the upstream moved under it.
 const MAX_PUSH_ATTEMPTS: usize = 8;
@@ -233,7 +233,7 @@ impl Worker {
         &self,
         parent: Option<ObjectId>,
         groups: &[Group],
-    ) -> anyhow::Result<Vec<Result<String, AppError>>> {
+    ) -> Result<Vec<Result<String, AppError>>, GitError> {
         let prefix = self.prefix();
         let mut folders: HashMap<String, Folder> = HashMap::new();
         // Lower-cased paths this batch creates: files, and the folders above them.
@@ -304,7 +304,7 @@ impl Worker {
         &mut self,
         groups: &[Group],
     ) -> Result<(Option<ObjectId>, Vec<Result<String, AppError>>), BatchError> {
-        let internal = |e: anyhow::Error| BatchError::Failed(AppError::internal(format!("{e:#}")));
+        let internal = |e: GitError| BatchError::Failed(AppError::internal(e.to_string()));
         let mut last_reason = String::new();
         for attempt in 0..MAX_PUSH_ATTEMPTS {
             let parent = self.repo.tip().map_err(internal)?;
