@@ -1,9 +1,12 @@
 //! The one error type of the HTTP layer: a status, a stable snake_case code and a clear
-//! message, rendered as `{"error": {"code", "message"}}`.
+//! message, rendered as `{"error": {"code", "message"}}`. Every status and code is chosen here.
 
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use helix_index_format::ValidationError;
+
+use crate::project::{JobError, PinError, WriteError};
 
 /// An error answered to a client.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,9 +30,6 @@ impl AppError {
     pub fn invalid_entry(m: impl Into<String>) -> AppError {
         AppError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_entry", m)
     }
-    pub fn secret(m: impl Into<String>) -> AppError {
-        AppError::new(StatusCode::UNPROCESSABLE_ENTITY, "secret_detected", m)
-    }
     pub fn unauthorized(m: impl Into<String>) -> AppError {
         AppError::new(StatusCode::UNAUTHORIZED, "unauthorized", m)
     }
@@ -39,9 +39,6 @@ impl AppError {
     pub fn not_found(m: impl Into<String>) -> AppError {
         AppError::new(StatusCode::NOT_FOUND, "not_found", m)
     }
-    pub fn conflict(m: impl Into<String>) -> AppError {
-        AppError::new(StatusCode::CONFLICT, "conflict", m)
-    }
     pub fn too_large(m: impl Into<String>) -> AppError {
         AppError::new(StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", m)
     }
@@ -50,6 +47,51 @@ impl AppError {
     }
     pub fn internal(m: impl Into<String>) -> AppError {
         AppError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", m)
+    }
+}
+
+// The library errors the handlers meet, each to its status and code (docs/http-api.md), so
+// that a handler's `?` answers them. Their messages are their `Display`.
+
+impl From<WriteError> for AppError {
+    fn from(e: WriteError) -> AppError {
+        let (status, code) = match &e {
+            WriteError::Invalid(ValidationError::Invalid { .. }) => {
+                (StatusCode::UNPROCESSABLE_ENTITY, "invalid_entry")
+            }
+            WriteError::Invalid(ValidationError::Secret { .. }) => {
+                (StatusCode::UNPROCESSABLE_ENTITY, "secret_detected")
+            }
+            WriteError::TopicCase { .. }
+            | WriteError::TopicTaken { .. }
+            | WriteError::TopicInBatch { .. } => (StatusCode::CONFLICT, "topic_conflict"),
+            WriteError::KeyReused { .. } => {
+                (StatusCode::UNPROCESSABLE_ENTITY, "idempotency_key_reused")
+            }
+            WriteError::KeptMoving { .. } => (StatusCode::CONFLICT, "conflict"),
+            WriteError::Fetch(_)
+            | WriteError::Refetch(_)
+            | WriteError::PushRejected { .. }
+            | WriteError::Push(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+            WriteError::Repository(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+            WriteError::Job(e) => return e.clone().into(),
+        };
+        AppError::new(status, code, e.to_string())
+    }
+}
+
+impl From<JobError> for AppError {
+    fn from(e: JobError) -> AppError {
+        AppError::unavailable(e.to_string())
+    }
+}
+
+impl From<PinError> for AppError {
+    fn from(e: PinError) -> AppError {
+        match e {
+            PinError::NotHex(_) | PinError::Ambiguous(_) => AppError::bad_request(e.to_string()),
+            PinError::Store(_) => AppError::internal(e.to_string()),
+        }
     }
 }
 

@@ -26,7 +26,7 @@ use crate::auth::{self, AuthFailure, Principal, Scope};
 use crate::config::Config;
 use crate::error::AppError;
 use crate::metrics::Metrics;
-use crate::project::{Job, Project, WriteJob};
+use crate::project::{Job, JobError, Project, WriteError, WriteJob};
 use crate::store::Served;
 use crate::sys::{read, write};
 
@@ -481,13 +481,8 @@ async fn post_entry(
             _ => AppError::bad_request(format!("malformed JSON body: {e}")),
         })
     })?;
-    if let Err(e) = helix_index_format::validate_new_entry(&entry) {
-        let err = match e.code() {
-            "secret_detected" => AppError::secret(e.to_string()),
-            _ => AppError::invalid_entry(e.to_string()),
-        };
-        return Err(reject(err));
-    }
+    helix_index_format::validate_new_entry(&entry)
+        .map_err(|e| reject(WriteError::from(e).into()))?;
     // The author becomes part of a Markdown file and a commit header: keep it one line.
     let author: String = who.author().chars().filter(|c| !c.is_control()).collect();
     let (tx, rx) = oneshot::channel();
@@ -497,9 +492,7 @@ async fn post_entry(
         entry,
         reply: tx,
     }))?;
-    let reply = rx
-        .await
-        .map_err(|_| AppError::unavailable("the project worker stopped before answering"))??;
+    let reply = rx.await.map_err(|_| JobError::Unanswered)??;
     let status = if reply.created {
         StatusCode::CREATED
     } else {
@@ -581,7 +574,7 @@ async fn refresh(
     p.send(Job::Refresh(Some(tx)))?;
     let done = rx
         .await
-        .map_err(|_| AppError::unavailable("the project worker stopped before answering"))?
+        .map_err(|_| JobError::Unanswered)?
         .map_err(|e| AppError::unavailable(format!("refresh failed: {e}")))?;
     Ok(Json(json!({
         "status": "done",

@@ -5,11 +5,26 @@ use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use gix::ObjectId;
-use helix_index_format::{BuildInfo, Diagnostic, Entry};
+use helix_index_format::{BuildError, BuildInfo, Diagnostic, Entry};
 
 use super::Worker;
-use crate::store::{ArtifactInfo, DiagnosticInfo};
+use crate::git::GitError;
+use crate::store::{ArtifactInfo, DiagnosticInfo, StoreError};
 use crate::sys::{lock, now_secs, write};
+
+/// Why a refresh or a compile failed.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum IngestError {
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("cannot compile {project}: {error}")]
+    Compile { project: String, error: BuildError },
+    /// The upstream could not be fetched; the local branch was compiled all the same.
+    #[error("fetching the upstream failed; still serving the last good artifact: {0}")]
+    Fetch(GitError),
+}
 
 /// A parsed file, reused while its blob and last-change metadata stay the same.
 #[derive(Debug)]
@@ -20,7 +35,7 @@ pub(super) struct Cached {
 
 impl Worker {
     /// Fetches (when there is an upstream) and compiles the branch tip if it is new.
-    pub(super) fn refresh(&mut self) -> anyhow::Result<Option<ArtifactInfo>> {
+    pub(super) fn refresh(&mut self) -> Result<Option<ArtifactInfo>, IngestError> {
         let started = Instant::now();
         let tip = if self.repo.upstream.is_some() {
             let r = self.repo.fetch();
@@ -35,7 +50,7 @@ impl Worker {
                     t
                 }
                 Err(e) => {
-                    let msg = format!("{e:#}");
+                    let msg = e.to_string();
                     tracing::warn!(project = %self.project.cfg.name, error = %msg, "fetch failed");
                     st.error = Some(msg);
                     drop(st);
@@ -44,9 +59,7 @@ impl Worker {
                     // that waits) hears that the fetch failed.
                     let tip = self.repo.tip()?;
                     self.ingest(tip, started)?;
-                    return Err(anyhow::Error::from(e).context(
-                        "fetching the upstream failed; still serving the last good artifact",
-                    ));
+                    return Err(IngestError::Fetch(e));
                 }
             }
         } else {
@@ -61,7 +74,7 @@ impl Worker {
         &mut self,
         tip: Option<ObjectId>,
         started: Instant,
-    ) -> anyhow::Result<Option<ArtifactInfo>> {
+    ) -> Result<Option<ArtifactInfo>, IngestError> {
         let Some(tip) = tip else {
             return Ok(None);
         };
@@ -153,8 +166,10 @@ impl Worker {
                 c.parsed = Ok(e);
             }
         }
-        let bytes =
-            built.map_err(|e| anyhow::anyhow!("cannot compile {}: {e}", self.project.cfg.name))?;
+        let bytes = built.map_err(|error| IngestError::Compile {
+            project: self.project.cfg.name.clone(),
+            error,
+        })?;
         let t_save = Instant::now();
         let (served, ptr) = self.project.store.save(
             bytes,

@@ -11,20 +11,18 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
 use gix::ObjectId;
 use tokio::sync::oneshot;
 
 use crate::config::ProjectConfig;
-use crate::error::AppError;
-use crate::git::Repo;
+use crate::git::{GitError, Repo};
 use crate::metrics::Metrics;
-use crate::store::{ArtifactInfo, ArtifactStore, DiagnosticInfo, Pointer, Served};
+use crate::store::{ArtifactInfo, ArtifactStore, DiagnosticInfo, Pointer, Served, StoreError};
 use crate::sys::{lock, read};
 
 use idempotency::IdempotencyLog;
 use ingest::Cached;
-pub use write::{ReplyTx, WriteJob, WriteReply};
+pub use write::{ReplyTx, WriteError, WriteJob, WriteReply};
 
 mod embedded {
     include!(concat!(env!("OUT_DIR"), "/examples.rs"));
@@ -39,6 +37,47 @@ pub enum Job {
     Write(WriteJob),
     Refresh(Option<oneshot::Sender<Result<Option<ArtifactInfo>, String>>>),
     Shutdown,
+}
+
+/// Why a project could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("cannot create {}: {error}", .path.display())]
+    CreateDir {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error("cannot start worker thread: {0}")]
+    Thread(std::io::Error),
+    #[error("worker thread died while opening the repository")]
+    WorkerDied,
+}
+
+/// Why a job for the worker was not done.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JobError {
+    #[error("the project worker has stopped")]
+    Stopped,
+    #[error("the server is shutting down")]
+    ShuttingDown,
+    /// The worker took the job and dropped it unanswered (it stopped).
+    #[error("the project worker stopped before answering")]
+    Unanswered,
+}
+
+/// Why `?commit=` names no artifact that can be served.
+#[derive(Debug, thiserror::Error)]
+pub enum PinError {
+    #[error("commit {0:?} must be 4 to 64 hex digits")]
+    NotHex(String),
+    #[error("commit prefix {0:?} is ambiguous")]
+    Ambiguous(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
 }
 
 /// Last fetch time and error, for `/status`.
@@ -63,7 +102,7 @@ pub struct Project {
 
 /// Opens (or creates) the project's bare repository; seeds the embedded examples into
 /// an empty server-owned one when configured to.
-fn open_repo(project: &Project) -> anyhow::Result<Repo> {
+fn open_repo(project: &Project) -> Result<Repo, GitError> {
     let cfg = &project.cfg;
     let repo = Repo::open_or_init(
         &project.dir.join("repo.git"),
@@ -91,10 +130,12 @@ impl Project {
         data_dir: &Path,
         keep: usize,
         metrics: Arc<Metrics>,
-    ) -> anyhow::Result<Arc<Project>> {
+    ) -> Result<Arc<Project>, StartError> {
         let dir = data_dir.join("projects").join(&cfg.name);
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
+        std::fs::create_dir_all(&dir).map_err(|error| StartError::CreateDir {
+            path: dir.clone(),
+            error,
+        })?;
         let store = ArtifactStore::new(&dir, keep)?;
         let (current, pointer) = store.last_good();
         if let Some(c) = &current {
@@ -114,12 +155,12 @@ impl Project {
         });
         // gix repositories are not `Send`: the worker thread opens its own and reports
         // whether that worked before the server starts listening.
-        let (ready_tx, ready_rx) = std::sync::mpsc::channel::<anyhow::Result<()>>();
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), GitError>>();
         let p2 = project.clone();
         let handle = std::thread::Builder::new()
             .name(format!("helix-{}", project.cfg.name))
             .spawn(move || {
-                let opened = open_repo(&p2).and_then(|repo| Worker::new(p2, repo, metrics));
+                let opened = open_repo(&p2).map(|repo| Worker::new(p2, repo, metrics));
                 match opened {
                     Ok(mut worker) => {
                         let _ = ready_tx.send(Ok(()));
@@ -130,10 +171,8 @@ impl Project {
                     }
                 }
             })
-            .context("cannot start worker thread")?;
-        ready_rx
-            .recv()
-            .context("worker thread died while opening the repository")??;
+            .map_err(StartError::Thread)?;
+        ready_rx.recv().map_err(|_| StartError::WorkerDied)??;
         let _ = tx.send(Job::Refresh(None));
         *lock(&project.worker) = Some(handle);
         Ok(project)
@@ -156,12 +195,10 @@ impl Project {
     }
 
     /// A kept artifact by commit (full id or a unique prefix of at least 4 hex digits).
-    pub fn pinned(&self, commit: &str) -> Result<Option<Arc<Served>>, AppError> {
+    pub fn pinned(&self, commit: &str) -> Result<Option<Arc<Served>>, PinError> {
         let commit = commit.to_ascii_lowercase();
         if commit.len() < 4 || commit.len() > 64 || !commit.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(AppError::bad_request(format!(
-                "commit {commit:?} must be 4 to 64 hex digits"
-            )));
+            return Err(PinError::NotHex(commit));
         }
         if let Some(c) = self
             .current()
@@ -176,25 +213,17 @@ impl Project {
             .collect();
         match matches.as_slice() {
             [] => Ok(None),
-            [one] => self
-                .store
-                .load(one)
-                .map(|s| Some(Arc::new(s)))
-                .map_err(|e| AppError::internal(format!("{e:#}"))),
-            _ => Err(AppError::bad_request(format!(
-                "commit prefix {commit:?} is ambiguous"
-            ))),
+            [one] => Ok(Some(Arc::new(self.store.load(one)?))),
+            _ => Err(PinError::Ambiguous(commit)),
         }
     }
 
     /// Queues a job for the worker.
-    pub fn send(&self, job: Job) -> Result<(), AppError> {
+    pub fn send(&self, job: Job) -> Result<(), JobError> {
         let g = lock(&self.tx);
         match g.as_ref() {
-            Some(tx) => tx
-                .send(job)
-                .map_err(|_| AppError::unavailable("the project worker has stopped")),
-            None => Err(AppError::unavailable("the server is shutting down")),
+            Some(tx) => tx.send(job).map_err(|_| JobError::Stopped),
+            None => Err(JobError::ShuttingDown),
         }
     }
 
@@ -227,7 +256,7 @@ struct Worker {
 }
 
 impl Worker {
-    fn new(project: Arc<Project>, repo: Repo, metrics: Arc<Metrics>) -> anyhow::Result<Worker> {
+    fn new(project: Arc<Project>, repo: Repo, metrics: Arc<Metrics>) -> Worker {
         let generation = read(&project.pointer)
             .kept
             .iter()
@@ -249,7 +278,7 @@ impl Worker {
         if w.repo.upstream.is_none() {
             w.scan_commit_keys();
         }
-        Ok(w)
+        w
     }
 
     fn name(&self) -> String {
@@ -290,16 +319,12 @@ impl Worker {
                 }
             }
             if !writes.is_empty() {
-                self.guarded("write", |w| {
-                    w.process_writes(writes);
-                    Ok(())
-                });
+                self.guarded("write", |w| w.process_writes(writes));
             }
             if !refreshes.is_empty() {
                 let mut result = Err("refresh failed".to_string());
                 self.guarded("refresh", |w| {
-                    result = w.refresh().map_err(|e| format!("{e:#}"));
-                    Ok(())
+                    result = w.refresh().map_err(|e| e.to_string());
                 });
                 for r in refreshes.into_iter().flatten() {
                     let _ = r.send(result.clone());
@@ -315,13 +340,10 @@ impl Worker {
 
     /// Runs `f`, turning a panic (a bug, or an unfinished library in development) into a log
     /// line instead of a dead worker.
-    fn guarded(&mut self, what: &str, f: impl FnOnce(&mut Worker) -> anyhow::Result<()>) {
+    fn guarded(&mut self, what: &str, f: impl FnOnce(&mut Worker)) {
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(self)));
         match r {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                tracing::error!(project = %self.name(), error = %format!("{e:#}"), "{what} failed")
-            }
+            Ok(()) => {}
             Err(_) => {
                 // A panic may have left entries moved out of the cache: start it afresh.
                 self.cache.clear();

@@ -2,15 +2,15 @@
 //! pushed with retries on a moved upstream, and answered once git has them.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::time::Instant;
 
 use gix::ObjectId;
-use helix_index_format::{Entry, NewEntry};
+use helix_index_format::{Entry, NewEntry, ValidationError};
 use tokio::sync::oneshot;
 
 use super::idempotency::{IdempotencyLog, Seen};
-use super::{Worker, WriteAck};
-use crate::error::AppError;
+use super::{JobError, Worker, WriteAck};
 use crate::git::{Folder, GitError, Kind, PushOutcome};
 
 /// How often a write is re-applied after the upstream moved under it.
@@ -31,11 +31,74 @@ pub struct WriteJob {
     pub key: Option<String>,
     pub author: String,
     pub entry: NewEntry,
-    pub reply: oneshot::Sender<Result<WriteReply, AppError>>,
+    pub reply: ReplyTx,
 }
 
 /// Where a write's answer goes.
-pub type ReplyTx = oneshot::Sender<Result<WriteReply, AppError>>;
+pub type ReplyTx = oneshot::Sender<Result<WriteReply, WriteError>>;
+
+/// Why a write was refused or failed, with the facts to say so. Cloned to the same-key
+/// repeats of a write, hence the `Arc`s; the HTTP status of each is chosen in `error.rs`.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum WriteError {
+    /// The entry breaks a write rule or holds a secret.
+    #[error(transparent)]
+    Invalid(#[from] ValidationError),
+    #[error(
+        "topic `{topic}` needs the folder `{folder}`, but the folder `{existing}` differs from it only in case (a case-insensitive checkout cannot hold both); choose another topic"
+    )]
+    TopicCase {
+        topic: String,
+        folder: String,
+        existing: String,
+    },
+    #[error(
+        "topic `{topic}` needs the folder `{folder}`, but `{existing}` is {} in the repository; choose another topic",
+        .kind.describe()
+    )]
+    TopicTaken {
+        topic: String,
+        folder: String,
+        existing: String,
+        kind: Kind,
+    },
+    #[error(
+        "topic `{topic}` needs the folder `{folder}`, but an earlier entry of the same batch is the file `{file}`; send it again"
+    )]
+    TopicInBatch {
+        topic: String,
+        folder: String,
+        file: String,
+    },
+    /// The idempotency key was first used for another entry (`first`: its id).
+    #[error(
+        "Idempotency-Key {key:?} was first used for {first}, with a different entry; a key names one entry: send this one with a new key"
+    )]
+    KeyReused { key: String, first: String },
+    #[error("cannot fetch the upstream: {0}")]
+    Fetch(Arc<GitError>),
+    #[error("push was rejected and fetching the upstream failed: {0}")]
+    Refetch(Arc<GitError>),
+    /// The push was refused although the upstream did not move: retrying cannot help.
+    #[error("push to the upstream was rejected: {reason}")]
+    PushRejected { reason: String },
+    #[error(transparent)]
+    Push(Arc<GitError>),
+    #[error("the upstream branch kept moving; gave up after {attempts} attempts: {reason}")]
+    KeptMoving { attempts: usize, reason: String },
+    /// Reading the repository failed (a bug or a broken repository).
+    #[error(transparent)]
+    Repository(Arc<GitError>),
+    /// The write never reached the worker, or got no answer from it.
+    #[error(transparent)]
+    Job(#[from] JobError),
+}
+
+impl From<GitError> for WriteError {
+    fn from(e: GitError) -> WriteError {
+        WriteError::Repository(Arc::new(e))
+    }
+}
 /// A write, its fingerprint, and the replies of same-key repeats that share its result.
 #[derive(Debug)]
 struct Group {
@@ -46,7 +109,7 @@ struct Group {
 
 impl Group {
     /// Sends the result to the write and (as a replay) to its repeats.
-    fn answer(self, result: Result<WriteReply, AppError>) {
+    fn answer(self, result: Result<WriteReply, WriteError>) {
         for r in self.repeats {
             let _ = r.send(result.clone().map(|w| WriteReply {
                 created: false,
@@ -57,24 +120,41 @@ impl Group {
     }
 }
 
+/// A batch that went through: committed (and pushed), or with every write refused.
+#[derive(Debug)]
+enum Batch {
+    /// The commit and each write's path or refusal.
+    Committed(ObjectId, Vec<Result<String, WriteError>>),
+    Refused(Vec<WriteError>),
+}
+
 /// Why a batch was not committed.
 #[derive(Debug)]
 enum BatchError {
     /// Some keys of the batch turned out to be in git already; filter and try again.
     KeysAppeared,
-    Failed(AppError),
+    Failed(WriteError),
+}
+
+impl From<GitError> for BatchError {
+    fn from(e: GitError) -> BatchError {
+        BatchError::Failed(e.into())
+    }
 }
 
 impl Worker {
     /// The recorded answer for `key`, if it is known: a replay of the first write, or a
     /// refusal when the key was first used for another entry.
-    fn replay(&self, key: &str, fingerprint: &str) -> Option<Result<WriteReply, AppError>> {
+    fn replay(&self, key: &str, fingerprint: &str) -> Option<Result<WriteReply, WriteError>> {
         Some(match self.idem.seen(key, fingerprint)? {
             Seen::Same(ack) => Ok(WriteReply {
                 created: false,
                 ack: ack.clone(),
             }),
-            Seen::Other { first } => Err(key_reused(key, first)),
+            Seen::Other { first } => Err(WriteError::KeyReused {
+                key: key.to_string(),
+                first: first.to_string(),
+            }),
         })
     }
 
@@ -104,9 +184,10 @@ impl Worker {
                         g.repeats.push(job.reply);
                     } else {
                         self.metrics.write(&project, "rejected", 1);
-                        let _ = job
-                            .reply
-                            .send(Err(key_reused(k, "another entry of this batch")));
+                        let _ = job.reply.send(Err(WriteError::KeyReused {
+                            key: k.clone(),
+                            first: "another entry of this batch".into(),
+                        }));
                     }
                     continue;
                 }
@@ -123,7 +204,7 @@ impl Worker {
         if !self.scanned {
             // Keys of writes pushed just before a crash are only known after a fetch.
             if let Err(e) = self.repo.fetch() {
-                let err = AppError::unavailable(format!("cannot fetch the upstream: {e:#}"));
+                let err = WriteError::Fetch(Arc::new(e));
                 self.metrics.write(&project, "failed", groups.len() as u64);
                 for g in groups {
                     g.answer(Err(err.clone()));
@@ -141,7 +222,7 @@ impl Worker {
                 // Compile the recovered commits (a no-op if already served).
                 let tip = self.repo.tip().ok().flatten();
                 if let Err(e) = self.ingest(tip, started) {
-                    tracing::error!(project = %project, error = %format!("{e:#}"), "compile failed");
+                    tracing::error!(project = %project, error = %e, "compile failed");
                 }
                 return;
             }
@@ -152,9 +233,18 @@ impl Worker {
             }
         };
         let (commit, placed) = match result {
-            Ok(v) => v,
+            Ok(Batch::Committed(commit, placed)) => (commit, placed),
+            Ok(Batch::Refused(refusals)) => {
+                self.metrics.write(&project, "created", 0);
+                self.metrics
+                    .write(&project, "rejected", refusals.len() as u64);
+                for (g, e) in groups.into_iter().zip(refusals) {
+                    g.answer(Err(e));
+                }
+                return;
+            }
             Err(e) => {
-                tracing::error!(project = %project, error = %format!("{e:#}"), "write failed");
+                tracing::error!(project = %project, error = %e, "write failed");
                 self.metrics.write(&project, "failed", groups.len() as u64);
                 for g in groups {
                     g.answer(Err(e.clone()));
@@ -162,31 +252,25 @@ impl Worker {
                 return;
             }
         };
-        if let Some(commit) = commit
-            && let Err(e) = self.ingest(Some(commit), started)
-        {
+        if let Err(e) = self.ingest(Some(commit), started) {
             // The entries are safely in git; the next refresh compiles them.
-            tracing::error!(project = %project, error = %format!("{e:#}"), "compile after write failed");
+            tracing::error!(project = %project, error = %e, "compile after write failed");
         }
         let mut answers = Vec::with_capacity(groups.len());
         for (g, placed) in groups.iter().zip(placed) {
-            let answer = match (placed, commit) {
-                (Ok(path), Some(commit)) => {
-                    let ack = WriteAck {
-                        id: self.id_of(&path),
-                        path,
-                        commit: commit.to_string(),
-                        generation: self.generation,
-                    };
-                    if let Some(k) = &g.job.key {
-                        self.idem
-                            .record(k, ack.clone(), Some(g.fingerprint.clone()));
-                    }
-                    Ok(WriteReply { created: true, ack })
+            let answer = placed.map(|path| {
+                let ack = WriteAck {
+                    id: self.id_of(&path),
+                    path,
+                    commit: commit.to_string(),
+                    generation: self.generation,
+                };
+                if let Some(k) = &g.job.key {
+                    self.idem
+                        .record(k, ack.clone(), Some(g.fingerprint.clone()));
                 }
-                (Ok(_), None) => Err(AppError::internal("placed without a commit")),
-                (Err(e), _) => Err(e),
-            };
+                WriteReply { created: true, ack }
+            });
             answers.push(answer);
         }
         // Keys are durable before anyone is told the write succeeded.
@@ -233,7 +317,7 @@ impl Worker {
         &self,
         parent: Option<ObjectId>,
         groups: &[Group],
-    ) -> Result<Vec<Result<String, AppError>>, GitError> {
+    ) -> Result<Vec<Result<String, WriteError>>, GitError> {
         let prefix = self.prefix();
         let mut folders: HashMap<String, Folder> = HashMap::new();
         // Lower-cased paths this batch creates: files, and the folders above them.
@@ -252,15 +336,21 @@ impl Worker {
             }
             let existing = match &folders[&topic_dir] {
                 Folder::Blocked { existing, kind } => {
-                    let why = match kind {
-                        Kind::Folder => format!(
-                            "the folder `{existing}` differs from it only in case (a case-insensitive checkout cannot hold both)"
-                        ),
-                        _ => format!("`{existing}` is {} in the repository", kind.describe()),
-                    };
-                    out.push(Err(topic_conflict(format!(
-                        "topic `{topic}` needs the folder `{topic_dir}`, but {why}; choose another topic"
-                    ))));
+                    let (topic, folder, existing) =
+                        (topic.clone(), topic_dir.clone(), existing.clone());
+                    out.push(Err(match kind {
+                        Kind::Folder => WriteError::TopicCase {
+                            topic,
+                            folder,
+                            existing,
+                        },
+                        _ => WriteError::TopicTaken {
+                            topic,
+                            folder,
+                            existing,
+                            kind: *kind,
+                        },
+                    }));
                     continue;
                 }
                 Folder::Present(names) => Some(names),
@@ -268,9 +358,11 @@ impl Worker {
             };
             let lower_dir = topic_dir.to_ascii_lowercase();
             if let Some(clash) = ancestors(&lower_dir).find(|a| files.contains(*a)) {
-                out.push(Err(topic_conflict(format!(
-                    "topic `{topic}` needs the folder `{topic_dir}`, but an earlier entry of the same batch is the file `{clash}`; send it again"
-                ))));
+                out.push(Err(WriteError::TopicInBatch {
+                    topic: topic.clone(),
+                    folder: topic_dir,
+                    file: clash.to_string(),
+                }));
                 continue;
             }
             let slug = helix_index_format::slugify(&g.job.entry.title);
@@ -297,18 +389,12 @@ impl Worker {
     }
 
     /// Commits the batch onto the branch tip and pushes it; on a moved upstream, fetches and
-    /// re-applies (choosing paths again) a bounded number of times. Returns the commit (none
-    /// when every write was refused) and each write's path or refusal.
-    #[allow(clippy::type_complexity)]
-    fn commit_batch(
-        &mut self,
-        groups: &[Group],
-    ) -> Result<(Option<ObjectId>, Vec<Result<String, AppError>>), BatchError> {
-        let internal = |e: GitError| BatchError::Failed(AppError::internal(e.to_string()));
+    /// re-applies (choosing paths again) a bounded number of times.
+    fn commit_batch(&mut self, groups: &[Group]) -> Result<Batch, BatchError> {
         let mut last_reason = String::new();
         for attempt in 0..MAX_PUSH_ATTEMPTS {
-            let parent = self.repo.tip().map_err(internal)?;
-            let placed = self.place(parent, groups).map_err(internal)?;
+            let parent = self.repo.tip()?;
+            let placed = self.place(parent, groups)?;
             let mut files = Vec::with_capacity(groups.len());
             let mut listed = Vec::new();
             for (g, path) in groups.iter().zip(&placed) {
@@ -331,7 +417,9 @@ impl Worker {
                 listed.push((g, path));
             }
             if listed.is_empty() {
-                return Ok((None, placed));
+                return Ok(Batch::Refused(
+                    placed.into_iter().filter_map(Result::err).collect(),
+                ));
             }
             let authors: HashSet<&str> =
                 listed.iter().map(|(g, _)| g.job.author.as_str()).collect();
@@ -366,7 +454,7 @@ impl Worker {
                 Ok(c) => c,
                 Err(e) => {
                     // The branch moved under us (compare-and-swap); look again.
-                    last_reason = format!("{e:#}");
+                    last_reason = e.to_string();
                     tracing::warn!(attempt, error = %last_reason, "commit failed; retrying");
                     continue;
                 }
@@ -379,7 +467,7 @@ impl Worker {
                         self.batches_since_gc = 0;
                         self.repo.maintain();
                     }
-                    return Ok((Some(commit), placed));
+                    return Ok(Batch::Committed(commit, placed));
                 }
                 Ok(PushOutcome::Rejected(reason)) => {
                     tracing::info!(project = %self.name(), attempt, "upstream moved; fetching and re-applying");
@@ -387,15 +475,13 @@ impl Worker {
                     let _ = self.repo.reset_branch(commit, parent);
                     match self.repo.fetch() {
                         Err(e) => {
-                            return Err(BatchError::Failed(AppError::unavailable(format!(
-                                "push was rejected and fetching the upstream failed: {e:#}"
-                            ))));
+                            return Err(BatchError::Failed(WriteError::Refetch(Arc::new(e))));
                         }
                         Ok(t) if t == parent => {
                             // Not moved: retrying would be refused the same way.
-                            return Err(BatchError::Failed(AppError::unavailable(format!(
-                                "push to the upstream was rejected: {last_reason}"
-                            ))));
+                            return Err(BatchError::Failed(WriteError::PushRejected {
+                                reason: last_reason,
+                            }));
                         }
                         Ok(_) => {}
                     }
@@ -413,13 +499,14 @@ impl Worker {
                 }
                 Err(e) => {
                     let _ = self.repo.reset_branch(commit, parent);
-                    return Err(BatchError::Failed(AppError::unavailable(format!("{e:#}"))));
+                    return Err(BatchError::Failed(WriteError::Push(Arc::new(e))));
                 }
             }
         }
-        Err(BatchError::Failed(AppError::conflict(format!(
-            "the upstream branch kept moving; gave up after {MAX_PUSH_ATTEMPTS} attempts: {last_reason}"
-        ))))
+        Err(BatchError::Failed(WriteError::KeptMoving {
+            attempts: MAX_PUSH_ATTEMPTS,
+            reason: last_reason,
+        }))
     }
 }
 
@@ -431,20 +518,6 @@ fn ancestors(path: &str) -> impl Iterator<Item = &str> {
         cur = p.rfind('/').map(|i| &p[..i]);
         Some(p)
     })
-}
-
-fn topic_conflict(message: String) -> AppError {
-    AppError::new(axum::http::StatusCode::CONFLICT, "topic_conflict", message)
-}
-
-fn key_reused(key: &str, first: &str) -> AppError {
-    AppError::new(
-        axum::http::StatusCode::UNPROCESSABLE_ENTITY,
-        "idempotency_key_reused",
-        format!(
-            "Idempotency-Key {key:?} was first used for {first}, with a different entry; a key names one entry: send this one with a new key"
-        ),
-    )
 }
 
 /// What makes two writes the same write: who sent it and every field of the entry.
