@@ -1,7 +1,7 @@
 //! The write path: new entries batched into one commit, placed without replacing anything,
 //! pushed with retries on a moved upstream, and answered once git has them.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -94,6 +94,21 @@ pub enum WriteError {
     Job(#[from] JobError),
 }
 
+impl WriteError {
+    /// Whether the write itself is refused (the entry, its topic or its key), as opposed
+    /// to failing on the way to git; the metrics count the two apart.
+    pub fn is_refusal(&self) -> bool {
+        matches!(
+            self,
+            WriteError::Invalid(_)
+                | WriteError::TopicCase { .. }
+                | WriteError::TopicTaken { .. }
+                | WriteError::TopicInBatch { .. }
+                | WriteError::KeyReused { .. }
+        )
+    }
+}
+
 impl From<GitError> for WriteError {
     fn from(e: GitError) -> WriteError {
         WriteError::Repository(Arc::new(e))
@@ -108,8 +123,16 @@ struct Group {
 }
 
 impl Group {
+    fn new(job: WriteJob) -> Group {
+        Group {
+            fingerprint: fingerprint(&job.author, &job.entry),
+            job,
+            repeats: Vec::new(),
+        }
+    }
+
     /// Sends the result to the write and (as a replay) to its repeats.
-    fn answer(self, result: Result<WriteReply, WriteError>) {
+    fn send(self, result: Result<WriteReply, WriteError>) {
         for r in self.repeats {
             let _ = r.send(result.clone().map(|w| WriteReply {
                 created: false,
@@ -163,52 +186,45 @@ impl Worker {
         // Replays of known keys answer at once; repeats of a key inside this batch share
         // the first one's commit (or are refused when they carry another entry).
         let mut groups: Vec<Group> = Vec::new();
+        let mut at_once = Vec::new();
         for job in jobs {
-            let fingerprint = fingerprint(&job.author, &job.entry);
-            if let Some(k) = &job.key {
-                if let Some(answer) = self.replay(k, &fingerprint) {
-                    let outcome = if answer.is_ok() {
-                        "replayed"
-                    } else {
-                        "rejected"
-                    };
-                    self.metrics.write(&project, outcome, 1);
-                    let _ = job.reply.send(answer);
+            let g = Group::new(job);
+            let key = g.job.key.clone();
+            if let Some(k) = &key {
+                if let Some(answer) = self.replay(k, &g.fingerprint) {
+                    at_once.push((g, answer));
                     continue;
                 }
-                if let Some(g) = groups
+                if let Some(first) = groups
                     .iter_mut()
-                    .find(|g| g.job.key.as_deref() == Some(k.as_str()))
+                    .find(|f| f.job.key.as_deref() == Some(k.as_str()))
                 {
-                    if g.fingerprint == fingerprint {
-                        g.repeats.push(job.reply);
+                    if first.fingerprint == g.fingerprint {
+                        first.repeats.push(g.job.reply);
                     } else {
-                        self.metrics.write(&project, "rejected", 1);
-                        let _ = job.reply.send(Err(WriteError::KeyReused {
+                        let refusal = WriteError::KeyReused {
                             key: k.clone(),
                             first: "another entry of this batch".into(),
-                        }));
+                        };
+                        at_once.push((g, Err(refusal)));
                     }
                     continue;
                 }
             }
-            groups.push(Group {
-                job,
-                fingerprint,
-                repeats: Vec::new(),
-            });
+            groups.push(g);
         }
+        self.reply(at_once, false);
         if groups.is_empty() {
             return;
         }
         if !self.scanned {
             // Keys of writes pushed just before a crash are only known after a fetch.
             if let Err(e) = self.repo.fetch() {
-                let err = WriteError::Fetch(Arc::new(e));
-                self.metrics.write(&project, "failed", groups.len() as u64);
-                for g in groups {
-                    g.answer(Err(err.clone()));
-                }
+                let e = WriteError::Fetch(Arc::new(e));
+                self.reply(
+                    groups.into_iter().map(|g| (g, Err(e.clone()))).collect(),
+                    false,
+                );
                 return;
             }
             self.scan_commit_keys();
@@ -232,81 +248,83 @@ impl Worker {
                 Ok(done) => break Ok(done),
             }
         };
-        let (commit, placed) = match result {
-            Ok(Batch::Committed(commit, placed)) => (commit, placed),
-            Ok(Batch::Refused(refusals)) => {
-                self.metrics.write(&project, "created", 0);
-                self.metrics
-                    .write(&project, "rejected", refusals.len() as u64);
-                for (g, e) in groups.into_iter().zip(refusals) {
-                    g.answer(Err(e));
+        let answers = match result {
+            Ok(Batch::Committed(commit, placed)) => {
+                if let Err(e) = self.ingest(Some(commit), started) {
+                    // The entries are safely in git; the next refresh compiles them.
+                    tracing::error!(project = %project, error = %e, "compile after write failed");
                 }
-                return;
+                let mut answers = Vec::with_capacity(groups.len());
+                for (g, placed) in groups.iter().zip(placed) {
+                    answers.push(placed.map(|path| {
+                        let ack = WriteAck {
+                            id: self.id_of(&path),
+                            path,
+                            commit: commit.to_string(),
+                            generation: self.generation,
+                        };
+                        if let Some(k) = &g.job.key {
+                            self.idem
+                                .record(k, ack.clone(), Some(g.fingerprint.clone()));
+                        }
+                        WriteReply { created: true, ack }
+                    }));
+                }
+                // Keys are durable before anyone is told the write succeeded.
+                self.idem.save();
+                answers
             }
+            Ok(Batch::Refused(refusals)) => refusals.into_iter().map(Err).collect(),
             Err(e) => {
                 tracing::error!(project = %project, error = %e, "write failed");
-                self.metrics.write(&project, "failed", groups.len() as u64);
-                for g in groups {
-                    g.answer(Err(e.clone()));
-                }
+                self.reply(
+                    groups.into_iter().map(|g| (g, Err(e.clone()))).collect(),
+                    false,
+                );
                 return;
             }
         };
-        if let Err(e) = self.ingest(Some(commit), started) {
-            // The entries are safely in git; the next refresh compiles them.
-            tracing::error!(project = %project, error = %e, "compile after write failed");
-        }
-        let mut answers = Vec::with_capacity(groups.len());
-        for (g, placed) in groups.iter().zip(placed) {
-            let answer = placed.map(|path| {
-                let ack = WriteAck {
-                    id: self.id_of(&path),
-                    path,
-                    commit: commit.to_string(),
-                    generation: self.generation,
-                };
-                if let Some(k) = &g.job.key {
-                    self.idem
-                        .record(k, ack.clone(), Some(g.fingerprint.clone()));
-                }
-                WriteReply { created: true, ack }
-            });
-            answers.push(answer);
-        }
-        // Keys are durable before anyone is told the write succeeded.
-        self.idem.save();
-        let created = answers.iter().filter(|a| a.is_ok()).count() as u64;
-        self.metrics.write(&project, "created", created);
-        self.metrics
-            .write(&project, "rejected", answers.len() as u64 - created);
-        for (g, answer) in groups.into_iter().zip(answers) {
-            g.answer(answer);
-        }
+        self.reply(groups.into_iter().zip(answers).collect(), true);
     }
 
     /// Answers groups whose idempotency key is already recorded; returns the others.
-    fn answer_known(&mut self, groups: Vec<Group>) -> Vec<Group> {
+    fn answer_known(&self, groups: Vec<Group>) -> Vec<Group> {
+        let mut known = Vec::new();
         let mut rest = Vec::with_capacity(groups.len());
         for g in groups {
-            let known = g
+            match g
                 .job
                 .key
                 .as_ref()
-                .and_then(|k| self.replay(k, &g.fingerprint));
-            match known {
-                Some(answer) => {
-                    let outcome = if answer.is_ok() {
-                        "replayed"
-                    } else {
-                        "rejected"
-                    };
-                    self.metrics.write(&self.project.cfg.name, outcome, 1);
-                    g.answer(answer);
-                }
+                .and_then(|k| self.replay(k, &g.fingerprint))
+            {
+                Some(answer) => known.push((g, answer)),
                 None => rest.push(g),
             }
         }
+        self.reply(known, false);
         rest
+    }
+
+    /// The one way writes are answered: counts each outcome in `helix_writes_total` first
+    /// (a client that got its answer finds it counted), then sends every write its answer
+    /// and its same-key repeats the same as a replay. The answers of a batch that went
+    /// through `commit_batch` (`batch`) count `created` and `rejected` even when zero, as
+    /// the series always have.
+    fn reply(&self, answers: Vec<(Group, Result<WriteReply, WriteError>)>, batch: bool) {
+        let mut counts: BTreeMap<&str, u64> = BTreeMap::new();
+        if batch {
+            counts.extend([("created", 0), ("rejected", 0)]);
+        }
+        for (_, answer) in &answers {
+            *counts.entry(outcome(answer)).or_default() += 1;
+        }
+        for (outcome, n) in counts {
+            self.metrics.write(&self.project.cfg.name, outcome, n);
+        }
+        for (g, answer) in answers {
+            g.send(answer);
+        }
     }
 
     /// Chooses the path of each write in the tree of `parent`: the topic's folder must be a
@@ -510,6 +528,16 @@ impl Worker {
     }
 }
 
+/// How a write ended, as `helix_writes_total` counts it.
+fn outcome(answer: &Result<WriteReply, WriteError>) -> &'static str {
+    match answer {
+        Ok(reply) if reply.created => "created",
+        Ok(_) => "replayed",
+        Err(e) if e.is_refusal() => "rejected",
+        Err(_) => "failed",
+    }
+}
+
 /// `a/b/c` → `a/b/c`, `a/b`, `a`.
 fn ancestors(path: &str) -> impl Iterator<Item = &str> {
     let mut cur = Some(path);
@@ -526,4 +554,40 @@ fn fingerprint(author: &str, e: &NewEntry) -> String {
     let canonical = serde_json::json!([author, e.topic, e.title, e.body, e.tags, e.sources]);
     let digest = sha2::Sha256::digest(canonical.to_string().as_bytes());
     hex::encode(&digest[..16])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outcomes_tell_refusals_from_failures() {
+        let ack = WriteAck {
+            id: "ops/a.md".into(),
+            path: "ops/a.md".into(),
+            commit: "c0ffee".into(),
+            generation: 1,
+        };
+        let reply = |created| {
+            Ok(WriteReply {
+                created,
+                ack: ack.clone(),
+            })
+        };
+        let refused = WriteError::KeyReused {
+            key: "k".into(),
+            first: "ops/a.md".into(),
+        };
+        let failed = WriteError::PushRejected {
+            reason: "hook declined".into(),
+        };
+        assert_eq!(outcome(&reply(true)), "created");
+        assert_eq!(outcome(&reply(false)), "replayed");
+        assert_eq!(outcome(&Err(refused)), "rejected");
+        assert_eq!(outcome(&Err(failed)), "failed");
+        assert_eq!(
+            ancestors("a/b/c").collect::<Vec<_>>(),
+            ["a/b/c", "a/b", "a"]
+        );
+    }
 }
