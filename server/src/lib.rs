@@ -9,6 +9,7 @@ pub mod http;
 pub mod listen;
 pub mod metrics;
 pub mod project;
+pub mod state;
 pub mod store;
 pub mod sys;
 
@@ -16,7 +17,8 @@ use std::future::Future;
 
 pub use config::Config;
 pub use error::AppError;
-pub use http::{AppState, app};
+pub use http::app;
+pub use state::AppState;
 
 /// Reads the configuration file again, for a reload.
 pub type Reload = Box<dyn Fn() -> anyhow::Result<Config> + Send + Sync + 'static>;
