@@ -21,7 +21,8 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::oneshot;
 
-use crate::auth::{self, AuthFailure, Principal, Scope};
+use crate::auth::{self, AuthFailure, Principal};
+use crate::config::Scope;
 use crate::error::AppError;
 use crate::project::{Job, JobError, Project, WriteError, WriteJob};
 use crate::state::AppState;
@@ -488,7 +489,7 @@ fn pushed_ref(body: &[u8]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::auth::hash_token;
+    use crate::auth::tokens::hash_token;
     use crate::config::{Config, ProjectConfig, TokenConfig};
     use axum::extract::connect_info::MockConnectInfo;
     use tower::ServiceExt;
