@@ -5,13 +5,11 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use gix::ObjectId;
+use helix_index_format::wire::WriteAck;
 use serde::{Deserialize, Serialize};
 
-use super::{Worker, WriteAck, id_of};
 use crate::sys::write_atomic;
 
-/// Commit messages scanned at start-up to recover idempotency keys not yet persisted.
-const IDEMPOTENCY_SCAN: usize = 2000;
 /// Idempotency keys remembered per project.
 const MAX_IDEMPOTENCY_KEYS: usize = 100_000;
 /// Surplus lines (a key recorded again, unreadable lines) that make opening compact the file.
@@ -249,49 +247,6 @@ fn push_record(out: &mut Vec<u8>, key: &str, known: &Known) {
     if let Ok(line) = serde_json::to_vec(&record) {
         out.extend_from_slice(&line);
         out.push(b'\n');
-    }
-}
-
-impl Worker {
-    /// Adds keys found in recent commit messages of the branch: a write committed (and
-    /// pushed) just before a crash is still recognised when the client retries it. For an
-    /// upstream project this runs after the first successful fetch, so a local commit that
-    /// never reached the upstream (and is dropped by the fetch) does not count.
-    pub(super) fn scan_commit_keys(&mut self) {
-        self.scanned = true;
-        let Ok(Some(tip)) = self.repo.tip() else {
-            return;
-        };
-        if self.scanned_tip == Some(tip) {
-            return;
-        }
-        let Ok(msgs) = self
-            .repo
-            .recent_messages(tip, self.scanned_tip, IDEMPOTENCY_SCAN)
-        else {
-            return;
-        };
-        self.scanned_tip = Some(tip);
-        // The artifact that contains these commits: the served one if it is of the tip,
-        // else the next one, which the refresh right after this scan compiles.
-        let tip_hex = tip.to_string();
-        let built_tip = self
-            .project
-            .current()
-            .is_some_and(|c| c.info.commit == tip_hex);
-        let generation = if built_tip {
-            self.generation
-        } else {
-            self.generation + 1
-        };
-        let prefix = self.prefix();
-        let added = self
-            .idem
-            .recover(msgs, generation, |path| id_of(prefix.as_deref(), path));
-        if added > 0 {
-            tracing::info!(project = %self.name(), added, "recovered idempotency keys from git history");
-            self.idem.save();
-        }
     }
 }
 

@@ -5,9 +5,9 @@ use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use gix::ObjectId;
-use helix_index_format::{BuildError, BuildInfo, Diagnostic, Entry};
+use helix_index_format::{BuildError, BuildInfo, Diagnostic};
 
-use super::Worker;
+use super::{Cached, Worker};
 use crate::git::GitError;
 use crate::store::{ArtifactInfo, DiagnosticInfo, StoreError};
 use crate::sys::{lock, now_secs, write};
@@ -24,13 +24,6 @@ pub(super) enum IngestError {
     /// The upstream could not be fetched; the local branch was compiled all the same.
     #[error("fetching the upstream failed; still serving the last good artifact: {0}")]
     Fetch(GitError),
-}
-
-/// A parsed file, reused while its blob and last-change metadata stay the same.
-#[derive(Debug)]
-pub(super) struct Cached {
-    blob: ObjectId,
-    parsed: Result<Entry, Diagnostic>,
 }
 
 impl Worker {

@@ -3,6 +3,7 @@
 
 mod idempotency;
 mod ingest;
+mod jobs;
 mod write;
 
 use std::collections::HashMap;
@@ -12,7 +13,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use gix::ObjectId;
-use tokio::sync::oneshot;
+use helix_index_format::{Diagnostic, Entry};
 
 use crate::config::ProjectConfig;
 use crate::git::{GitError, Repo};
@@ -21,8 +22,7 @@ use crate::store::{ArtifactInfo, ArtifactStore, DiagnosticInfo, Pointer, Served,
 use crate::sys::{lock, read};
 
 use idempotency::IdempotencyLog;
-use ingest::Cached;
-pub use write::{ReplyTx, WriteError, WriteJob, WriteReply};
+pub use jobs::{Job, JobError, ReplyTx, WriteError, WriteJob, WriteReply};
 
 mod embedded {
     include!(concat!(env!("OUT_DIR"), "/examples.rs"));
@@ -30,14 +30,6 @@ mod embedded {
 pub use embedded::EXAMPLES;
 
 pub use helix_index_format::wire::WriteAck;
-
-/// Work for a project's worker thread.
-#[derive(Debug)]
-pub enum Job {
-    Write(WriteJob),
-    Refresh(Option<oneshot::Sender<Result<Option<ArtifactInfo>, String>>>),
-    Shutdown,
-}
 
 /// Why a project could not start.
 #[derive(Debug, thiserror::Error)]
@@ -57,18 +49,6 @@ pub enum StartError {
     WorkerDied,
 }
 
-/// Why a job for the worker was not done.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum JobError {
-    #[error("the project worker has stopped")]
-    Stopped,
-    #[error("the server is shutting down")]
-    ShuttingDown,
-    /// The worker took the job and dropped it unanswered (it stopped).
-    #[error("the project worker stopped before answering")]
-    Unanswered,
-}
-
 /// Why `?commit=` names no artifact that can be served.
 #[derive(Debug, thiserror::Error)]
 pub enum PinError {
@@ -79,6 +59,9 @@ pub enum PinError {
     #[error(transparent)]
     Store(#[from] StoreError),
 }
+
+/// Commit messages scanned at start-up to recover idempotency keys not yet persisted.
+const IDEMPOTENCY_SCAN: usize = 2000;
 
 /// Last fetch time and error, for `/status`.
 #[derive(Debug, Clone, Default)]
@@ -238,6 +221,13 @@ impl Project {
     }
 }
 
+/// A parsed file, reused while its blob and last-change metadata stay the same.
+#[derive(Debug)]
+struct Cached {
+    blob: ObjectId,
+    parsed: Result<Entry, Diagnostic>,
+}
+
 /// Owns the repository; runs on its own thread.
 #[derive(Debug)]
 struct Worker {
@@ -291,6 +281,47 @@ impl Worker {
 
     fn id_of(&self, repo_path: &str) -> String {
         id_of(self.prefix().as_deref(), repo_path)
+    }
+
+    /// Adds keys found in recent commit messages of the branch: a write committed (and
+    /// pushed) just before a crash is still recognised when the client retries it. For an
+    /// upstream project this runs after the first successful fetch, so a local commit that
+    /// never reached the upstream (and is dropped by the fetch) does not count.
+    pub(super) fn scan_commit_keys(&mut self) {
+        self.scanned = true;
+        let Ok(Some(tip)) = self.repo.tip() else {
+            return;
+        };
+        if self.scanned_tip == Some(tip) {
+            return;
+        }
+        let Ok(msgs) = self
+            .repo
+            .recent_messages(tip, self.scanned_tip, IDEMPOTENCY_SCAN)
+        else {
+            return;
+        };
+        self.scanned_tip = Some(tip);
+        // The artifact that contains these commits: the served one if it is of the tip,
+        // else the next one, which the refresh right after this scan compiles.
+        let tip_hex = tip.to_string();
+        let built_tip = self
+            .project
+            .current()
+            .is_some_and(|c| c.info.commit == tip_hex);
+        let generation = if built_tip {
+            self.generation
+        } else {
+            self.generation + 1
+        };
+        let prefix = self.prefix();
+        let added = self
+            .idem
+            .recover(msgs, generation, |path| id_of(prefix.as_deref(), path));
+        if added > 0 {
+            tracing::info!(project = %self.name(), added, "recovered idempotency keys from git history");
+            self.idem.save();
+        }
     }
 
     fn run(&mut self, rx: Receiver<Job>) {

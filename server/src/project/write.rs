@@ -6,11 +6,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use gix::ObjectId;
-use helix_index_format::{Entry, NewEntry, ValidationError};
-use tokio::sync::oneshot;
+use helix_index_format::{Entry, NewEntry};
 
 use super::idempotency::{IdempotencyLog, Seen};
-use super::{JobError, Worker, WriteAck};
+use super::jobs::{ReplyTx, WriteError, WriteJob, WriteReply};
+use super::{Worker, WriteAck};
 use crate::git::{Folder, GitError, Kind, PushOutcome};
 
 /// How often a write is re-applied after the upstream moved under it.
@@ -18,102 +18,6 @@ const MAX_PUSH_ATTEMPTS: usize = 8;
 /// Write batches between two `git gc --auto` runs on the server's repository.
 const GC_EVERY_BATCHES: u32 = 200;
 
-/// A write's result: `created` is false for a replay of an idempotency key.
-#[derive(Debug, Clone)]
-pub struct WriteReply {
-    pub created: bool,
-    pub ack: WriteAck,
-}
-
-/// A validated entry waiting for the worker.
-#[derive(Debug)]
-pub struct WriteJob {
-    pub key: Option<String>,
-    pub author: String,
-    pub entry: NewEntry,
-    pub reply: ReplyTx,
-}
-
-/// Where a write's answer goes.
-pub type ReplyTx = oneshot::Sender<Result<WriteReply, WriteError>>;
-
-/// Why a write was refused or failed, with the facts to say so. Cloned to the same-key
-/// repeats of a write, hence the `Arc`s; the HTTP status of each is chosen in `error.rs`.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum WriteError {
-    /// The entry breaks a write rule or holds a secret.
-    #[error(transparent)]
-    Invalid(#[from] ValidationError),
-    #[error(
-        "topic `{topic}` needs the folder `{folder}`, but the folder `{existing}` differs from it only in case (a case-insensitive checkout cannot hold both); choose another topic"
-    )]
-    TopicCase {
-        topic: String,
-        folder: String,
-        existing: String,
-    },
-    #[error(
-        "topic `{topic}` needs the folder `{folder}`, but `{existing}` is {} in the repository; choose another topic",
-        .kind.describe()
-    )]
-    TopicTaken {
-        topic: String,
-        folder: String,
-        existing: String,
-        kind: Kind,
-    },
-    #[error(
-        "topic `{topic}` needs the folder `{folder}`, but an earlier entry of the same batch is the file `{file}`; send it again"
-    )]
-    TopicInBatch {
-        topic: String,
-        folder: String,
-        file: String,
-    },
-    /// The idempotency key was first used for another entry (`first`: its id).
-    #[error(
-        "Idempotency-Key {key:?} was first used for {first}, with a different entry; a key names one entry: send this one with a new key"
-    )]
-    KeyReused { key: String, first: String },
-    #[error("cannot fetch the upstream: {0}")]
-    Fetch(Arc<GitError>),
-    #[error("push was rejected and fetching the upstream failed: {0}")]
-    Refetch(Arc<GitError>),
-    /// The push was refused although the upstream did not move: retrying cannot help.
-    #[error("push to the upstream was rejected: {reason}")]
-    PushRejected { reason: String },
-    #[error(transparent)]
-    Push(Arc<GitError>),
-    #[error("the upstream branch kept moving; gave up after {attempts} attempts: {reason}")]
-    KeptMoving { attempts: usize, reason: String },
-    /// Reading the repository failed (a bug or a broken repository).
-    #[error(transparent)]
-    Repository(Arc<GitError>),
-    /// The write never reached the worker, or got no answer from it.
-    #[error(transparent)]
-    Job(#[from] JobError),
-}
-
-impl WriteError {
-    /// Whether the write itself is refused (the entry, its topic or its key), as opposed
-    /// to failing on the way to git; the metrics count the two apart.
-    pub fn is_refusal(&self) -> bool {
-        matches!(
-            self,
-            WriteError::Invalid(_)
-                | WriteError::TopicCase { .. }
-                | WriteError::TopicTaken { .. }
-                | WriteError::TopicInBatch { .. }
-                | WriteError::KeyReused { .. }
-        )
-    }
-}
-
-impl From<GitError> for WriteError {
-    fn from(e: GitError) -> WriteError {
-        WriteError::Repository(Arc::new(e))
-    }
-}
 /// A write, its fingerprint, and the replies of same-key repeats that share its result.
 #[derive(Debug)]
 struct Group {
