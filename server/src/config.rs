@@ -4,8 +4,26 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
+
+/// Why a configuration cannot be used: which file, and what is wrong with it.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config {}: {error}", .path.display())]
+    Read {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    /// Not TOML, or not the shape of a configuration (an unknown key, a wrong type).
+    #[error("{origin}: invalid config: {error}")]
+    Parse {
+        origin: String,
+        error: toml::de::Error,
+    },
+    /// Well-formed, but breaking a rule (a project name, a branch, a limit...).
+    #[error("{origin}: invalid config: {reason}")]
+    Invalid { origin: String, reason: String },
+}
 
 /// Default poll interval for upstream projects, seconds.
 pub const DEFAULT_POLL_SECS: u64 = 60;
@@ -155,42 +173,55 @@ impl Config {
     }
 
     /// Parses TOML text and checks it; `origin` names the file in messages.
-    pub fn parse(text: &str, origin: &str) -> anyhow::Result<Config> {
-        let cfg: Config =
-            toml::from_str(text).with_context(|| format!("{origin}: invalid config"))?;
-        cfg.check()
-            .with_context(|| format!("{origin}: invalid config"))?;
+    pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
+        let cfg: Config = toml::from_str(text).map_err(|error| ConfigError::Parse {
+            origin: origin.to_string(),
+            error,
+        })?;
+        cfg.check().map_err(|reason| ConfigError::Invalid {
+            origin: origin.to_string(),
+            reason,
+        })?;
         Ok(cfg)
     }
 
-    pub fn load(path: &Path) -> anyhow::Result<Config> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read config {}", path.display()))?;
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
+            path: path.to_path_buf(),
+            error,
+        })?;
         Config::parse(&text, &path.display().to_string())
     }
 
-    fn check(&self) -> anyhow::Result<()> {
+    /// The rules the file's shape does not say; the reason of the first one broken.
+    fn check(&self) -> Result<(), String> {
         let mut seen = std::collections::BTreeSet::new();
         for p in &self.projects {
             if !valid_project_name(&p.name) {
-                bail!(
+                return Err(format!(
                     "project name {:?} must be 1-64 characters of [A-Za-z0-9_-] and not start with '-'",
                     p.name
-                );
+                ));
             }
             if !seen.insert(p.name.clone()) {
-                bail!("project {:?} is listed twice", p.name);
+                return Err(format!("project {:?} is listed twice", p.name));
             }
             if p.branch.is_empty()
                 || p.branch.contains("..")
                 || p.branch.contains(char::is_whitespace)
             {
-                bail!("project {:?}: invalid branch {:?}", p.name, p.branch);
+                return Err(format!(
+                    "project {:?}: invalid branch {:?}",
+                    p.name, p.branch
+                ));
             }
             if let Some(s) = &p.subdir {
                 let s = s.trim_matches('/');
                 if s.is_empty() || s.split('/').any(|c| c.is_empty() || c == "." || c == "..") {
-                    bail!("project {:?}: invalid subdir {:?}", p.name, p.subdir);
+                    return Err(format!(
+                        "project {:?}: invalid subdir {:?}",
+                        p.name, p.subdir
+                    ));
                 }
             }
             if let Some(secret) = &p.webhook_secret
@@ -198,42 +229,41 @@ impl Config {
             {
                 // An empty key would make any signature made with "" (or an empty
                 // X-Gitlab-Token) valid: an unauthenticated refresh.
-                bail!(
+                return Err(format!(
                     "project {:?}: webhook_secret is empty; set a long random value or remove the line",
                     p.name
-                );
+                ));
             }
             if p.upstream
                 .as_deref()
                 .is_some_and(|u| u.trim().is_empty() || u.starts_with('-'))
             {
-                bail!(
+                return Err(format!(
                     "project {:?}: upstream {:?} is not a git URL or path",
                     p.name,
                     p.upstream.as_deref().unwrap_or("")
-                );
+                ));
             }
             if p.poll_interval_secs == 0 {
-                bail!(
+                return Err(format!(
                     "project {:?}: poll_interval_secs must be at least 1",
                     p.name
-                );
+                ));
             }
             for t in &p.tokens {
                 if t.sha256.len() != 64 || !t.sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
-                    bail!(
+                    return Err(format!(
                         "project {:?}: token {:?} has no valid sha256",
-                        p.name,
-                        t.name
-                    );
+                        p.name, t.name
+                    ));
                 }
             }
         }
         if self.header_timeout_secs == 0 || self.max_connections == 0 {
-            bail!("header_timeout_secs and max_connections must be at least 1");
+            return Err("header_timeout_secs and max_connections must be at least 1".into());
         }
         if self.keep_artifacts == 0 {
-            bail!("keep_artifacts must be at least 1");
+            return Err("keep_artifacts must be at least 1".into());
         }
         Ok(())
     }

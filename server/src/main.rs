@@ -156,6 +156,7 @@ fn serve(
                 Ok(c)
             }) as helix_server::Reload
         });
-        helix_server::serve(cfg, listener, shutdown, reload).await
+        helix_server::serve(cfg, listener, shutdown, reload).await?;
+        anyhow::Ok(())
     })
 }

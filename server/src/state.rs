@@ -6,8 +6,20 @@ use std::sync::Arc;
 
 use crate::config::Config;
 use crate::metrics::Metrics;
-use crate::project::Project;
+use crate::project::{Project, StartError};
 use crate::sys::{read, write};
+
+/// Why the server could not start serving.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(transparent)]
+    Project(#[from] StartError),
+    /// Opening the projects panicked (a bug).
+    #[error(transparent)]
+    Panicked(#[from] tokio::task::JoinError),
+    #[error("cannot install the SIGHUP handler: {0}")]
+    Signal(std::io::Error),
+}
 
 /// Everything handlers share.
 #[derive(Debug, Clone)]
@@ -33,7 +45,7 @@ impl std::ops::Deref for AppState {
 
 impl AppState {
     /// Opens every project (loading its last good artifact) and starts the workers.
-    pub async fn start(config: Config) -> anyhow::Result<AppState> {
+    pub async fn start(config: Config) -> Result<AppState, ServeError> {
         tokio::task::spawn_blocking(move || {
             let metrics = Arc::new(Metrics::default());
             let mut projects = BTreeMap::new();

@@ -1,14 +1,38 @@
 //! Token creation: fresh `hx_` tokens, their sha256 (all the config stores), and
 //! `helix-server token add`, which writes the hash into the config file in place.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use anyhow::{Context, bail};
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 
-use crate::config::{Config, Scope};
+use crate::config::{Config, ConfigError, Scope};
 use crate::sys::write_atomic_with;
+
+/// Why `token add` changed nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum TokenError {
+    /// The file, as it is or as it would be written, is not a valid configuration.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("{}: no project named {project:?}", .path.display())]
+    NoProject { path: PathBuf, project: String },
+    #[error("token name {0:?} must be non-empty and contain no newlines or angle brackets")]
+    BadName(String),
+    #[error("at least one scope (read, write) is needed")]
+    NoScope,
+    #[error("config is not a TOML document: {0}")]
+    NotToml(toml_edit::TomlError),
+    #[error("config has no [[projects]]")]
+    NoProjects,
+    #[error("project {0:?}: `tokens` is not an array")]
+    TokensNotArray(String),
+    #[error("cannot write config {}: {error}", .path.display())]
+    Write {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+}
 
 /// A fresh token: `hx_` and 32 random bytes in hex.
 pub fn new_token() -> String {
@@ -23,33 +47,38 @@ pub fn hash_token(token: &str) -> String {
 }
 
 /// `token add`: creates a token for `project` in the config file at `path`, stores only its
-/// hash, and returns the plaintext (shown once). Comments in the file are not preserved.
+/// hash, and returns the plaintext (shown once). The file's comments, order and layout stay.
 pub fn add_token(
     path: &Path,
     project: &str,
     name: &str,
     scopes: &[Scope],
-) -> anyhow::Result<String> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read config {}", path.display()))?;
+) -> Result<String, TokenError> {
+    let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
+        path: path.to_path_buf(),
+        error,
+    })?;
     // Check the file as a whole first, then edit it as a plain TOML table so that
     // defaults are not written out.
     let cfg = Config::parse(&text, &path.display().to_string())?;
     if cfg.project(project).is_none() {
-        bail!("{}: no project named {project:?}", path.display());
+        return Err(TokenError::NoProject {
+            path: path.to_path_buf(),
+            project: project.to_string(),
+        });
     }
     if name.trim().is_empty() || name.contains(['\n', '\r', '<', '>']) {
-        bail!("token name {name:?} must be non-empty and contain no newlines or angle brackets");
+        return Err(TokenError::BadName(name.to_string()));
     }
     if scopes.is_empty() {
-        bail!("at least one scope (read, write) is needed");
+        return Err(TokenError::NoScope);
     }
     // toml_edit keeps the operator's comments, order and formatting.
-    let mut doc: toml_edit::DocumentMut = text.parse().context("config is not a TOML document")?;
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(TokenError::NotToml)?;
     let projects = doc
         .get_mut("projects")
         .and_then(toml_edit::Item::as_array_of_tables_mut)
-        .context("config has no [[projects]]")?;
+        .ok_or(TokenError::NoProjects)?;
     let token = new_token();
     let mut entry = toml_edit::InlineTable::new();
     entry.insert("name", name.into());
@@ -72,13 +101,15 @@ pub fn add_token(
             Some(toml_edit::Item::Value(toml_edit::Value::Array(arr))) => {
                 arr.push(entry.clone());
             }
-            Some(_) => bail!("project {project:?}: `tokens` is not an array"),
+            Some(_) => return Err(TokenError::TokensNotArray(project.to_string())),
         }
     }
     let out = doc.to_string();
     Config::parse(&out, "updated config")?;
-    write_like(path, out.as_bytes())
-        .with_context(|| format!("cannot write config {}", path.display()))?;
+    write_like(path, out.as_bytes()).map_err(|error| TokenError::Write {
+        path: path.to_path_buf(),
+        error,
+    })?;
     Ok(token)
 }
 
