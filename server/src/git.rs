@@ -295,12 +295,12 @@ impl Repo {
         Ok(out)
     }
 
+    fn commit(&self, id: ObjectId) -> Result<gix::Commit<'_>, GitError> {
+        self.repo.find_commit(id).map_err(gix("cannot read commit"))
+    }
+
     fn commit_tree(&self, commit: ObjectId) -> Result<ObjectId, GitError> {
-        let c = self
-            .repo
-            .find_commit(commit)
-            .map_err(gix("cannot read commit"))?;
-        Ok(c.tree_id().map_err(gix("commit has no tree"))?.detach())
+        tree_of(&self.commit(commit)?)
     }
 
     fn subtree(&self, mut tree: ObjectId, path: &str) -> Result<Option<ObjectId>, GitError> {
@@ -401,10 +401,7 @@ impl Repo {
             if remaining.is_empty() {
                 break;
             }
-            let c = self
-                .repo
-                .find_commit(id)
-                .map_err(gix("cannot read commit"))?;
+            let c = self.commit(id)?;
             let meta = GitMeta {
                 time: c.time().map(|t| t.seconds).unwrap_or(0),
                 author: c
@@ -412,7 +409,7 @@ impl Repo {
                     .map(|a| a.name.to_str_lossy().trim().to_string())
                     .unwrap_or_default(),
             };
-            let tree = c.tree_id().map_err(gix("commit has no tree"))?.detach();
+            let tree = tree_of(&c)?;
             let parent = c.parent_ids().next().map(|p| p.detach());
             let changed: Vec<String> = match parent {
                 Some(p) => {
@@ -583,10 +580,7 @@ impl Repo {
             if out.len() >= max || Some(id) == stop {
                 break;
             }
-            let c = self
-                .repo
-                .find_commit(id)
-                .map_err(gix("cannot read commit"))?;
+            let c = self.commit(id)?;
             let msg = c
                 .message_raw()
                 .map(|m| m.to_str_lossy().into_owned())
@@ -640,6 +634,13 @@ pub enum Folder {
         existing: String,
         kind: Kind,
     },
+}
+
+fn tree_of(commit: &gix::Commit<'_>) -> Result<ObjectId, GitError> {
+    Ok(commit
+        .tree_id()
+        .map_err(gix("commit has no tree"))?
+        .detach())
 }
 
 /// A name made safe for the local part of a placeholder e-mail address.
