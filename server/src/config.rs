@@ -1,5 +1,5 @@
-//! Server configuration: the TOML file (projects, tokens, webhook secrets), command-line
-//! overrides, the embedded default used when no file is given, and `token add`.
+//! Server configuration: the TOML file's plain types (projects, token hashes and scopes,
+//! webhook secrets), its checks, and the embedded default used when no file is given.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};

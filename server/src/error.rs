@@ -74,7 +74,6 @@ impl From<WriteError> for AppError {
             | WriteError::PushRejected { .. }
             | WriteError::Push(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
             WriteError::Repository(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
-            WriteError::Job(e) => return e.clone().into(),
         };
         AppError::new(status, code, e.to_string())
     }
@@ -118,5 +117,117 @@ impl IntoResponse for AppError {
             },
         };
         (self.status, Json(body)).into_response()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::git::{GitError, Kind};
+
+    /// The statuses and codes docs/http-api.md promises, one per kind of write error.
+    #[test]
+    fn write_errors_keep_their_documented_status_and_code() {
+        let git = || {
+            Arc::new(GitError::Push {
+                url: "/srv/kb.git".into(),
+                output: "hook declined".into(),
+            })
+        };
+        let s = String::from;
+        let cases = [
+            (
+                WriteError::Invalid(ValidationError::Invalid {
+                    field: s("title"),
+                    reason: s("is empty"),
+                }),
+                422,
+                "invalid_entry",
+            ),
+            (
+                WriteError::Invalid(ValidationError::Secret {
+                    field: s("body"),
+                    line: 2,
+                    provider: "GitLab",
+                    kind: "personal access token",
+                }),
+                422,
+                "secret_detected",
+            ),
+            (
+                WriteError::TopicCase {
+                    topic: s("ops"),
+                    folder: s("ops"),
+                    existing: s("Ops"),
+                },
+                409,
+                "topic_conflict",
+            ),
+            (
+                WriteError::TopicTaken {
+                    topic: s("ops"),
+                    folder: s("ops"),
+                    existing: s("ops"),
+                    kind: Kind::File,
+                },
+                409,
+                "topic_conflict",
+            ),
+            (
+                WriteError::TopicInBatch {
+                    topic: s("ops/a"),
+                    folder: s("ops/a"),
+                    file: s("ops/a"),
+                },
+                409,
+                "topic_conflict",
+            ),
+            (
+                WriteError::KeyReused {
+                    key: s("k"),
+                    first: s("ops/a.md"),
+                },
+                422,
+                "idempotency_key_reused",
+            ),
+            (
+                WriteError::KeptMoving {
+                    attempts: 8,
+                    reason: s("rejected"),
+                },
+                409,
+                "conflict",
+            ),
+            (WriteError::Fetch(git()), 503, "unavailable"),
+            (WriteError::Refetch(git()), 503, "unavailable"),
+            (
+                WriteError::PushRejected {
+                    reason: s("rejected"),
+                },
+                503,
+                "unavailable",
+            ),
+            (WriteError::Push(git()), 503, "unavailable"),
+            (WriteError::Repository(git()), 500, "internal"),
+        ];
+        for (e, status, code) in cases {
+            let message = e.to_string();
+            let answer = AppError::from(e);
+            assert_eq!(
+                (answer.status.as_u16(), answer.code),
+                (status, code),
+                "{message}"
+            );
+            assert_eq!(answer.message, message);
+        }
+        let stopped = AppError::from(JobError::Unanswered);
+        assert_eq!(
+            (stopped.status.as_u16(), stopped.code),
+            (503, "unavailable")
+        );
+        let pin = AppError::from(PinError::Ambiguous(s("abcd")));
+        assert_eq!((pin.status.as_u16(), pin.code), (400, "bad_request"));
     }
 }

@@ -89,9 +89,6 @@ pub enum WriteError {
     /// Reading the repository failed (a bug or a broken repository).
     #[error(transparent)]
     Repository(Arc<GitError>),
-    /// The write never reached the worker, or got no answer from it.
-    #[error(transparent)]
-    Job(#[from] JobError),
 }
 
 impl WriteError {
