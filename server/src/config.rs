@@ -1,16 +1,56 @@
-//! Server configuration: the TOML file (projects, tokens, webhook secrets), command-line
-//! overrides, the embedded default used when no file is given, and `token add`.
+//! Server configuration: the TOML file's plain types (projects, token hashes and scopes,
+//! webhook secrets), its checks, and the embedded default used when no file is given.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, bail};
 use serde::{Deserialize, Serialize};
 
-use crate::auth::{Scope, hash_token, new_token};
+/// Why a configuration cannot be used: which file, and what is wrong with it.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config {}: {error}", .path.display())]
+    Read {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    /// Not TOML, or not the shape of a configuration (an unknown key, a wrong type).
+    #[error("{origin}: invalid config: {error}")]
+    Parse {
+        origin: String,
+        error: toml::de::Error,
+    },
+    /// Well-formed, but breaking a rule (a project name, a branch, a limit...).
+    #[error("{origin}: invalid config: {reason}")]
+    Invalid { origin: String, reason: String },
+}
 
 /// Default poll interval for upstream projects, seconds.
 pub const DEFAULT_POLL_SECS: u64 = 60;
+
+/// What a token may do on its project.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    Read,
+    Write,
+}
+
+impl Scope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Read => "read",
+            Scope::Write => "write",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Scope> {
+        match s.trim() {
+            "read" => Some(Scope::Read),
+            "write" => Some(Scope::Write),
+            _ => None,
+        }
+    }
+}
 
 /// The whole configuration file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -133,42 +173,55 @@ impl Config {
     }
 
     /// Parses TOML text and checks it; `origin` names the file in messages.
-    pub fn parse(text: &str, origin: &str) -> anyhow::Result<Config> {
-        let cfg: Config =
-            toml::from_str(text).with_context(|| format!("{origin}: invalid config"))?;
-        cfg.check()
-            .with_context(|| format!("{origin}: invalid config"))?;
+    pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
+        let cfg: Config = toml::from_str(text).map_err(|error| ConfigError::Parse {
+            origin: origin.to_string(),
+            error,
+        })?;
+        cfg.check().map_err(|reason| ConfigError::Invalid {
+            origin: origin.to_string(),
+            reason,
+        })?;
         Ok(cfg)
     }
 
-    pub fn load(path: &Path) -> anyhow::Result<Config> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read config {}", path.display()))?;
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read {
+            path: path.to_path_buf(),
+            error,
+        })?;
         Config::parse(&text, &path.display().to_string())
     }
 
-    fn check(&self) -> anyhow::Result<()> {
+    /// The rules the file's shape does not say; the reason of the first one broken.
+    fn check(&self) -> Result<(), String> {
         let mut seen = std::collections::BTreeSet::new();
         for p in &self.projects {
             if !valid_project_name(&p.name) {
-                bail!(
+                return Err(format!(
                     "project name {:?} must be 1-64 characters of [A-Za-z0-9_-] and not start with '-'",
                     p.name
-                );
+                ));
             }
             if !seen.insert(p.name.clone()) {
-                bail!("project {:?} is listed twice", p.name);
+                return Err(format!("project {:?} is listed twice", p.name));
             }
             if p.branch.is_empty()
                 || p.branch.contains("..")
                 || p.branch.contains(char::is_whitespace)
             {
-                bail!("project {:?}: invalid branch {:?}", p.name, p.branch);
+                return Err(format!(
+                    "project {:?}: invalid branch {:?}",
+                    p.name, p.branch
+                ));
             }
             if let Some(s) = &p.subdir {
                 let s = s.trim_matches('/');
                 if s.is_empty() || s.split('/').any(|c| c.is_empty() || c == "." || c == "..") {
-                    bail!("project {:?}: invalid subdir {:?}", p.name, p.subdir);
+                    return Err(format!(
+                        "project {:?}: invalid subdir {:?}",
+                        p.name, p.subdir
+                    ));
                 }
             }
             if let Some(secret) = &p.webhook_secret
@@ -176,42 +229,41 @@ impl Config {
             {
                 // An empty key would make any signature made with "" (or an empty
                 // X-Gitlab-Token) valid: an unauthenticated refresh.
-                bail!(
+                return Err(format!(
                     "project {:?}: webhook_secret is empty; set a long random value or remove the line",
                     p.name
-                );
+                ));
             }
             if p.upstream
                 .as_deref()
                 .is_some_and(|u| u.trim().is_empty() || u.starts_with('-'))
             {
-                bail!(
+                return Err(format!(
                     "project {:?}: upstream {:?} is not a git URL or path",
                     p.name,
                     p.upstream.as_deref().unwrap_or("")
-                );
+                ));
             }
             if p.poll_interval_secs == 0 {
-                bail!(
+                return Err(format!(
                     "project {:?}: poll_interval_secs must be at least 1",
                     p.name
-                );
+                ));
             }
             for t in &p.tokens {
                 if t.sha256.len() != 64 || !t.sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
-                    bail!(
+                    return Err(format!(
                         "project {:?}: token {:?} has no valid sha256",
-                        p.name,
-                        t.name
-                    );
+                        p.name, t.name
+                    ));
                 }
             }
         }
         if self.header_timeout_secs == 0 || self.max_connections == 0 {
-            bail!("header_timeout_secs and max_connections must be at least 1");
+            return Err("header_timeout_secs and max_connections must be at least 1".into());
         }
         if self.keep_artifacts == 0 {
-            bail!("keep_artifacts must be at least 1");
+            return Err("keep_artifacts must be at least 1".into());
         }
         Ok(())
     }
@@ -232,102 +284,6 @@ impl ProjectConfig {
 
 /// Project names appear in URLs and directory names.
 pub use helix_index_format::wire::is_valid_project_name as valid_project_name;
-
-/// `token add`: creates a token for `project` in the config file at `path`, stores only its
-/// hash, and returns the plaintext (shown once). Comments in the file are not preserved.
-pub fn add_token(
-    path: &Path,
-    project: &str,
-    name: &str,
-    scopes: &[Scope],
-) -> anyhow::Result<String> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read config {}", path.display()))?;
-    // Check the file as a whole first, then edit it as a plain TOML table so that
-    // defaults are not written out.
-    let cfg = Config::parse(&text, &path.display().to_string())?;
-    if cfg.project(project).is_none() {
-        bail!("{}: no project named {project:?}", path.display());
-    }
-    if name.trim().is_empty() || name.contains(['\n', '\r', '<', '>']) {
-        bail!("token name {name:?} must be non-empty and contain no newlines or angle brackets");
-    }
-    if scopes.is_empty() {
-        bail!("at least one scope (read, write) is needed");
-    }
-    // toml_edit keeps the operator's comments, order and formatting.
-    let mut doc: toml_edit::DocumentMut = text.parse().context("config is not a TOML document")?;
-    let projects = doc
-        .get_mut("projects")
-        .and_then(toml_edit::Item::as_array_of_tables_mut)
-        .context("config has no [[projects]]")?;
-    let token = new_token();
-    let mut entry = toml_edit::InlineTable::new();
-    entry.insert("name", name.into());
-    entry.insert("sha256", hash_token(&token).into());
-    entry.insert(
-        "scopes",
-        toml_edit::Value::Array(scopes.iter().map(|s| s.as_str()).collect()),
-    );
-    for t in projects.iter_mut() {
-        if t.get("name").and_then(toml_edit::Item::as_str) != Some(project) {
-            continue;
-        }
-        match t.get_mut("tokens") {
-            None => {
-                let mut aot = toml_edit::ArrayOfTables::new();
-                aot.push(entry.clone().into_table());
-                t.insert("tokens", toml_edit::Item::ArrayOfTables(aot));
-            }
-            Some(toml_edit::Item::ArrayOfTables(aot)) => aot.push(entry.clone().into_table()),
-            Some(toml_edit::Item::Value(toml_edit::Value::Array(arr))) => {
-                arr.push(entry.clone());
-            }
-            Some(_) => bail!("project {project:?}: `tokens` is not an array"),
-        }
-    }
-    let out = doc.to_string();
-    Config::parse(&out, "updated config")?;
-    write_like(path, out.as_bytes())
-        .with_context(|| format!("cannot write config {}", path.display()))?;
-    Ok(token)
-}
-
-/// Replaces `path` atomically, keeping its permissions and (when allowed) its owner: the
-/// config holds token hashes and webhook secrets, and a root-run `token add` must not hand
-/// a service user's file to root.
-fn write_like(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::os::unix::fs::MetadataExt;
-    let meta = std::fs::metadata(path)?;
-    let dir = path.parent().unwrap_or_else(|| Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".tmp-")
-        .suffix(".part")
-        .tempfile_in(dir)?;
-    std::io::Write::write_all(&mut tmp, bytes)?;
-    tmp.as_file().set_permissions(meta.permissions())?;
-    let made = tmp.as_file().metadata()?;
-    if (made.uid(), made.gid()) != (meta.uid(), meta.gid()) {
-        std::os::unix::fs::fchown(tmp.as_file(), Some(meta.uid()), Some(meta.gid())).map_err(
-            |e| {
-                std::io::Error::new(
-                    e.kind(),
-                    format!(
-                        "cannot give the new file the old one's owner {}:{} ({e}); run as that user or root",
-                        meta.uid(),
-                        meta.gid()
-                    ),
-                )
-            },
-        )?;
-    }
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    if let Ok(d) = std::fs::File::open(dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
-}
 
 #[cfg(test)]
 mod tests {
@@ -371,68 +327,6 @@ mod tests {
                 "f"
             )
             .is_ok()
-        );
-    }
-
-    #[test]
-    fn token_add_stores_only_the_hash() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("c.toml");
-        std::fs::write(&path, "[[projects]]\nname = \"p\"\n").expect("write");
-        let tok = add_token(&path, "p", "alice", &[Scope::Read]).expect("add");
-        let text = std::fs::read_to_string(&path).expect("read");
-        assert!(!text.contains(&tok));
-        assert!(text.contains(&hash_token(&tok)));
-        let cfg = Config::load(&path).expect("reload");
-        assert_eq!(cfg.projects[0].tokens[0].name, "alice");
-        assert!(add_token(&path, "nope", "bob", &[Scope::Read]).is_err());
-    }
-
-    /// The operator's file stays theirs: comments, order, other projects' inline token
-    /// arrays and the file mode survive, and the new token lands in the right project.
-    #[test]
-    fn token_add_keeps_comments_layout_and_mode() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("c.toml");
-        let original = format!(
-            "# helix-server config: ask ops before editing\nlisten = \"127.0.0.1:7700\"\n\n[[projects]]\nname = \"a\"  # the backend team\ntokens = [{{ name = \"ci\", sha256 = \"{}\", scopes = [\"read\"] }}]\n\n[[projects]]\n# no tokens yet\nname = \"b\"\n",
-            hash_token("ci-token")
-        );
-        std::fs::write(&path, original).expect("write");
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).expect("chmod");
-        let ta = add_token(&path, "a", "alice", &[Scope::Read, Scope::Write]).expect("add a");
-        let tb = add_token(&path, "b", "bob", &[Scope::Read]).expect("add b");
-        let text = std::fs::read_to_string(&path).expect("read");
-        for kept in [
-            "# helix-server config: ask ops before editing",
-            "# the backend team",
-            "# no tokens yet",
-            "listen = \"127.0.0.1:7700\"",
-        ] {
-            assert!(text.contains(kept), "{kept:?} lost:\n{text}");
-        }
-        assert!(
-            text.find("name = \"a\"") < text.find("name = \"b\""),
-            "{text}"
-        );
-        let mode = std::fs::metadata(&path).expect("stat").permissions().mode() & 0o777;
-        assert_eq!(mode, 0o640);
-        let cfg = Config::load(&path).expect("reload");
-        let names = |p: usize| -> Vec<&str> {
-            cfg.projects[p]
-                .tokens
-                .iter()
-                .map(|t| t.name.as_str())
-                .collect()
-        };
-        assert_eq!(names(0), ["ci", "alice"]);
-        assert_eq!(names(1), ["bob"]);
-        assert_eq!(cfg.projects[0].tokens[1].sha256, hash_token(&ta));
-        assert_eq!(cfg.projects[1].tokens[0].sha256, hash_token(&tb));
-        assert_eq!(
-            cfg.projects[0].tokens[1].scopes,
-            [Scope::Read, Scope::Write]
         );
     }
 }

@@ -1,9 +1,12 @@
 //! The one error type of the HTTP layer: a status, a stable snake_case code and a clear
-//! message, rendered as `{"error": {"code", "message"}}`.
+//! message, rendered as `{"error": {"code", "message"}}`. Every status and code is chosen here.
 
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use helix_index_format::ValidationError;
+
+use crate::project::{JobError, PinError, WriteError};
 
 /// An error answered to a client.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,9 +30,6 @@ impl AppError {
     pub fn invalid_entry(m: impl Into<String>) -> AppError {
         AppError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_entry", m)
     }
-    pub fn secret(m: impl Into<String>) -> AppError {
-        AppError::new(StatusCode::UNPROCESSABLE_ENTITY, "secret_detected", m)
-    }
     pub fn unauthorized(m: impl Into<String>) -> AppError {
         AppError::new(StatusCode::UNAUTHORIZED, "unauthorized", m)
     }
@@ -39,9 +39,6 @@ impl AppError {
     pub fn not_found(m: impl Into<String>) -> AppError {
         AppError::new(StatusCode::NOT_FOUND, "not_found", m)
     }
-    pub fn conflict(m: impl Into<String>) -> AppError {
-        AppError::new(StatusCode::CONFLICT, "conflict", m)
-    }
     pub fn too_large(m: impl Into<String>) -> AppError {
         AppError::new(StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large", m)
     }
@@ -50,6 +47,50 @@ impl AppError {
     }
     pub fn internal(m: impl Into<String>) -> AppError {
         AppError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", m)
+    }
+}
+
+// The library errors the handlers meet, each to its status and code (docs/http-api.md), so
+// that a handler's `?` answers them. Their messages are their `Display`.
+
+impl From<WriteError> for AppError {
+    fn from(e: WriteError) -> AppError {
+        let (status, code) = match &e {
+            WriteError::Invalid(ValidationError::Invalid { .. }) => {
+                (StatusCode::UNPROCESSABLE_ENTITY, "invalid_entry")
+            }
+            WriteError::Invalid(ValidationError::Secret { .. }) => {
+                (StatusCode::UNPROCESSABLE_ENTITY, "secret_detected")
+            }
+            WriteError::TopicCase { .. }
+            | WriteError::TopicTaken { .. }
+            | WriteError::TopicInBatch { .. } => (StatusCode::CONFLICT, "topic_conflict"),
+            WriteError::KeyReused { .. } => {
+                (StatusCode::UNPROCESSABLE_ENTITY, "idempotency_key_reused")
+            }
+            WriteError::KeptMoving { .. } => (StatusCode::CONFLICT, "conflict"),
+            WriteError::Fetch(_)
+            | WriteError::Refetch(_)
+            | WriteError::PushRejected { .. }
+            | WriteError::Push(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+            WriteError::Repository(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+        };
+        AppError::new(status, code, e.to_string())
+    }
+}
+
+impl From<JobError> for AppError {
+    fn from(e: JobError) -> AppError {
+        AppError::unavailable(e.to_string())
+    }
+}
+
+impl From<PinError> for AppError {
+    fn from(e: PinError) -> AppError {
+        match e {
+            PinError::NotHex(_) | PinError::Ambiguous(_) => AppError::bad_request(e.to_string()),
+            PinError::Store(_) => AppError::internal(e.to_string()),
+        }
     }
 }
 
@@ -76,5 +117,117 @@ impl IntoResponse for AppError {
             },
         };
         (self.status, Json(body)).into_response()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::git::{GitError, Kind};
+
+    /// The statuses and codes docs/http-api.md promises, one per kind of write error.
+    #[test]
+    fn write_errors_keep_their_documented_status_and_code() {
+        let git = || {
+            Arc::new(GitError::Push {
+                url: "/srv/kb.git".into(),
+                output: "hook declined".into(),
+            })
+        };
+        let s = String::from;
+        let cases = [
+            (
+                WriteError::Invalid(ValidationError::Invalid {
+                    field: s("title"),
+                    reason: s("is empty"),
+                }),
+                422,
+                "invalid_entry",
+            ),
+            (
+                WriteError::Invalid(ValidationError::Secret {
+                    field: s("body"),
+                    line: 2,
+                    provider: "GitLab",
+                    kind: "personal access token",
+                }),
+                422,
+                "secret_detected",
+            ),
+            (
+                WriteError::TopicCase {
+                    topic: s("ops"),
+                    folder: s("ops"),
+                    existing: s("Ops"),
+                },
+                409,
+                "topic_conflict",
+            ),
+            (
+                WriteError::TopicTaken {
+                    topic: s("ops"),
+                    folder: s("ops"),
+                    existing: s("ops"),
+                    kind: Kind::File,
+                },
+                409,
+                "topic_conflict",
+            ),
+            (
+                WriteError::TopicInBatch {
+                    topic: s("ops/a"),
+                    folder: s("ops/a"),
+                    file: s("ops/a"),
+                },
+                409,
+                "topic_conflict",
+            ),
+            (
+                WriteError::KeyReused {
+                    key: s("k"),
+                    first: s("ops/a.md"),
+                },
+                422,
+                "idempotency_key_reused",
+            ),
+            (
+                WriteError::KeptMoving {
+                    attempts: 8,
+                    reason: s("rejected"),
+                },
+                409,
+                "conflict",
+            ),
+            (WriteError::Fetch(git()), 503, "unavailable"),
+            (WriteError::Refetch(git()), 503, "unavailable"),
+            (
+                WriteError::PushRejected {
+                    reason: s("rejected"),
+                },
+                503,
+                "unavailable",
+            ),
+            (WriteError::Push(git()), 503, "unavailable"),
+            (WriteError::Repository(git()), 500, "internal"),
+        ];
+        for (e, status, code) in cases {
+            let message = e.to_string();
+            let answer = AppError::from(e);
+            assert_eq!(
+                (answer.status.as_u16(), answer.code),
+                (status, code),
+                "{message}"
+            );
+            assert_eq!(answer.message, message);
+        }
+        let stopped = AppError::from(JobError::Unanswered);
+        assert_eq!(
+            (stopped.status.as_u16(), stopped.code),
+            (503, "unavailable")
+        );
+        let pin = AppError::from(PinError::Ambiguous(s("abcd")));
+        assert_eq!((pin.status.as_u16(), pin.code), (400, "bad_request"));
     }
 }

@@ -1,7 +1,6 @@
 //! HTTP API v1 (docs/http-api.md): routes, authentication of each request, the index
 //! download with ETag/304, status, entry writes, refresh/webhook, health and metrics.
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,11 +21,11 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::oneshot;
 
-use crate::auth::{self, AuthFailure, Principal, Scope};
-use crate::config::Config;
+use crate::auth::{self, AuthFailure, Principal};
+use crate::config::Scope;
 use crate::error::AppError;
-use crate::metrics::Metrics;
-use crate::project::{Job, Project, WriteJob};
+use crate::project::{Job, JobError, Project, WriteError, WriteJob};
+use crate::state::AppState;
 use crate::store::Served;
 
 /// Media type of artifact downloads.
@@ -34,116 +33,6 @@ pub const INDEX_CONTENT_TYPE: &str = "application/vnd.helix.index";
 
 /// Largest webhook body accepted by `/refresh`.
 pub const WEBHOOK_BODY_LIMIT: usize = 25 * 1024 * 1024;
-
-/// Everything handlers share.
-#[derive(Debug, Clone)]
-pub struct AppState(Arc<Inner>);
-
-#[derive(Debug)]
-pub struct Inner {
-    /// The configuration the server started with (listen address, limits, projects).
-    pub config: Config,
-    /// Where credentials come from: tokens, webhook secrets, `anonymous_loopback`. Starts as
-    /// `config`; a reload (SIGHUP) replaces it without a restart.
-    access: std::sync::RwLock<Arc<Config>>,
-    pub projects: BTreeMap<String, Arc<Project>>,
-    pub metrics: Arc<Metrics>,
-}
-
-impl std::ops::Deref for AppState {
-    type Target = Inner;
-    fn deref(&self) -> &Inner {
-        &self.0
-    }
-}
-
-impl AppState {
-    /// Opens every project (loading its last good artifact) and starts the workers.
-    pub async fn start(config: Config) -> anyhow::Result<AppState> {
-        tokio::task::spawn_blocking(move || {
-            let metrics = Arc::new(Metrics::default());
-            let mut projects = BTreeMap::new();
-            for p in &config.projects {
-                let project = Project::start(
-                    p.clone(),
-                    &config.data_dir,
-                    config.keep_artifacts,
-                    metrics.clone(),
-                )?;
-                projects.insert(p.name.clone(), project);
-            }
-            Ok(AppState(Arc::new(Inner {
-                access: std::sync::RwLock::new(Arc::new(config.clone())),
-                config,
-                projects,
-                metrics,
-            })))
-        })
-        .await?
-    }
-
-    /// The credentials in force: the start-up config's, or the last reload's.
-    pub fn access(&self) -> Arc<Config> {
-        self.access
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-    }
-
-    /// Takes tokens, webhook secrets and `anonymous_loopback` from `new` at once (a token
-    /// added or revoked in the file works, or stops working, without a restart). Other
-    /// changes need a restart; they are returned as warnings, one per project or setting.
-    pub fn reload(&self, new: Config) -> Vec<String> {
-        let mut warnings = Vec::new();
-        let old = &self.config;
-        for p in &new.projects {
-            match old.project(&p.name) {
-                None => warnings.push(format!(
-                    "project {:?} is new: it is served after a restart",
-                    p.name
-                )),
-                Some(o) => {
-                    let mut same = o.clone();
-                    same.tokens = p.tokens.clone();
-                    same.webhook_secret = p.webhook_secret.clone();
-                    if &same != p {
-                        warnings.push(format!(
-                            "project {:?}: changes other than tokens and webhook_secret apply after a restart",
-                            p.name
-                        ));
-                    }
-                }
-            }
-        }
-        for o in &old.projects {
-            if new.project(&o.name).is_none() {
-                warnings.push(format!(
-                    "project {:?} was removed: its tokens are revoked now, it is still served until a restart",
-                    o.name
-                ));
-            }
-        }
-        if new.max_body_bytes != old.max_body_bytes
-            || new.request_timeout_secs != old.request_timeout_secs
-            || new.keep_artifacts != old.keep_artifacts
-        {
-            warnings.push("limits and keep_artifacts apply after a restart".into());
-        }
-        *self.access.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(new);
-        warnings
-    }
-
-    /// Lets every worker finish its queued jobs, then stops it.
-    pub async fn shutdown(&self) {
-        let projects: Vec<Arc<Project>> = self.projects.values().cloned().collect();
-        let _ = tokio::task::spawn_blocking(move || {
-            for p in projects {
-                p.shutdown();
-            }
-        })
-        .await;
-    }
-}
 
 /// The router with every route and layer.
 pub fn app(state: AppState) -> Router {
@@ -483,13 +372,8 @@ async fn post_entry(
             _ => AppError::bad_request(format!("malformed JSON body: {e}")),
         })
     })?;
-    if let Err(e) = helix_index_format::validate_new_entry(&entry) {
-        let err = match e.code() {
-            "secret_detected" => AppError::secret(e.to_string()),
-            _ => AppError::invalid_entry(e.to_string()),
-        };
-        return Err(reject(err));
-    }
+    helix_index_format::validate_new_entry(&entry)
+        .map_err(|e| reject(WriteError::from(e).into()))?;
     // The author becomes part of a Markdown file and a commit header: keep it one line.
     let author: String = who.author().chars().filter(|c| !c.is_control()).collect();
     let (tx, rx) = oneshot::channel();
@@ -499,9 +383,7 @@ async fn post_entry(
         entry,
         reply: tx,
     }))?;
-    let reply = rx
-        .await
-        .map_err(|_| AppError::unavailable("the project worker stopped before answering"))??;
+    let reply = rx.await.map_err(|_| JobError::Unanswered)??;
     let status = if reply.created {
         StatusCode::CREATED
     } else {
@@ -583,7 +465,7 @@ async fn refresh(
     p.send(Job::Refresh(Some(tx)))?;
     let done = rx
         .await
-        .map_err(|_| AppError::unavailable("the project worker stopped before answering"))?
+        .map_err(|_| JobError::Unanswered)?
         .map_err(|e| AppError::unavailable(format!("refresh failed: {e}")))?;
     Ok(Json(json!({
         "status": "done",
@@ -607,8 +489,8 @@ fn pushed_ref(body: &[u8]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::auth::hash_token;
-    use crate::config::{ProjectConfig, TokenConfig};
+    use crate::auth::tokens::hash_token;
+    use crate::config::{Config, ProjectConfig, TokenConfig};
     use axum::extract::connect_info::MockConnectInfo;
     use tower::ServiceExt;
 
@@ -757,35 +639,37 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let s = state(dir.path(), false).await;
         let app = app(s.clone());
-        let (st, _, body) = call(app.clone(), req("GET", "/v1/projects/a/status", None, "")).await;
-        assert_eq!(
-            (st, code(&body).as_str()),
-            (StatusCode::UNAUTHORIZED, "unauthorized")
-        );
+        let entry = r#"{"topic":"ops","title":"t","body":"b"}"#;
+        // Webhook payloads may exceed the entry body limit; entries may not.
+        let big = format!("{{\"pad\":\"{}\"}}", "x".repeat(400 * 1024));
+        // A table reads better than rustfmt's one field per line.
+        #[rustfmt::skip]
+        let refusals = [
+            ("GET /v1/projects/a/status",    None,             "",    401, "unauthorized"),
+            ("GET /v1/projects/a/status",    Some("wrong"),    "",    401, "unauthorized"),
+            ("GET /v1/projects/a/status",    Some("tok-b"),    "",    403, "forbidden"),
+            ("GET /v1/projects/zz/status",   Some("tok-b"),    "",    404, "not_found"),
+            // No artifact yet: 503 with the stable error shape.
+            ("GET /v1/projects/a/index",     Some("tok-a-r"),  "",    503, "unavailable"),
+            ("POST /v1/projects/a/entries",  Some("tok-a-r"),  entry, 403, "forbidden"),
+            ("POST /v1/projects/a/refresh",  Some("tok-a-r"),  "",    403, "forbidden"),
+            ("POST /v1/projects/a/entries",  Some("tok-a-rw"), &big,  413, "payload_too_large"),
+        ];
+        for (target, token, body, status, error) in refusals {
+            let (method, uri) = target.split_once(' ').expect("method and path");
+            let (st, _, answer) = call(app.clone(), req(method, uri, token, body)).await;
+            assert_eq!(
+                (st.as_u16(), code(&answer).as_str()),
+                (status, error),
+                "{target} with {token:?}"
+            );
+        }
         let (st, _, _) = call(
             app.clone(),
-            req("GET", "/v1/projects/a/status", Some("wrong"), ""),
+            req("POST", "/v1/projects/a/refresh", Some("tok-a-rw"), &big),
         )
         .await;
-        assert_eq!(st, StatusCode::UNAUTHORIZED);
-        let (st, _, body) = call(
-            app.clone(),
-            req("GET", "/v1/projects/a/status", Some("tok-b"), ""),
-        )
-        .await;
-        assert_eq!(
-            (st, code(&body).as_str()),
-            (StatusCode::FORBIDDEN, "forbidden")
-        );
-        let (st, _, body) = call(
-            app.clone(),
-            req("GET", "/v1/projects/zz/status", Some("tok-b"), ""),
-        )
-        .await;
-        assert_eq!(
-            (st, code(&body).as_str()),
-            (StatusCode::NOT_FOUND, "not_found")
-        );
+        assert_eq!(st, StatusCode::ACCEPTED);
         let (st, _, body) = call(
             app.clone(),
             req("GET", "/v1/projects/a/status", Some("tok-a-r"), ""),
@@ -795,57 +679,10 @@ mod tests {
         let v: serde_json::Value = serde_json::from_slice(&body).expect("json");
         assert_eq!(v["project"], "a");
         assert_eq!(v["entries"], 0);
-        let (st, _, body) =
-            call(app.clone(), req("GET", "/v1/projects", Some("tok-a-r"), "")).await;
+        let (st, _, body) = call(app, req("GET", "/v1/projects", Some("tok-a-r"), "")).await;
         assert_eq!(st, StatusCode::OK);
         let v: serde_json::Value = serde_json::from_slice(&body).expect("json");
         assert_eq!(v["projects"].as_array().map(Vec::len), Some(1));
-        // No artifact yet: 503 with the stable error shape.
-        let (st, _, body) = call(
-            app.clone(),
-            req("GET", "/v1/projects/a/index", Some("tok-a-r"), ""),
-        )
-        .await;
-        assert_eq!(
-            (st, code(&body).as_str()),
-            (StatusCode::SERVICE_UNAVAILABLE, "unavailable")
-        );
-        let e = r#"{"topic":"ops","title":"t","body":"b"}"#;
-        let (st, _, body) = call(
-            app.clone(),
-            req("POST", "/v1/projects/a/entries", Some("tok-a-r"), e),
-        )
-        .await;
-        assert_eq!(
-            (st, code(&body).as_str()),
-            (StatusCode::FORBIDDEN, "forbidden")
-        );
-        let (st, _, body) = call(
-            app.clone(),
-            req("POST", "/v1/projects/a/refresh", Some("tok-a-r"), ""),
-        )
-        .await;
-        assert_eq!(
-            (st, code(&body).as_str()),
-            (StatusCode::FORBIDDEN, "forbidden")
-        );
-        // Webhook payloads may exceed the entry body limit; entries may not.
-        let big = format!("{{\"pad\":\"{}\"}}", "x".repeat(400 * 1024));
-        let (st, _, _) = call(
-            app.clone(),
-            req("POST", "/v1/projects/a/refresh", Some("tok-a-rw"), &big),
-        )
-        .await;
-        assert_eq!(st, StatusCode::ACCEPTED);
-        let (st, _, body) = call(
-            app,
-            req("POST", "/v1/projects/a/entries", Some("tok-a-rw"), &big),
-        )
-        .await;
-        assert_eq!(
-            (st, code(&body).as_str()),
-            (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large")
-        );
         s.shutdown().await;
     }
 

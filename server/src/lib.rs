@@ -4,22 +4,24 @@
 pub mod auth;
 pub mod config;
 pub mod error;
-pub mod fsutil;
 pub mod git;
 pub mod http;
 pub mod listen;
 pub mod metrics;
 pub mod project;
+pub mod state;
 pub mod store;
+pub mod sys;
 
 use std::future::Future;
 
-pub use config::Config;
+pub use config::{Config, ConfigError};
 pub use error::AppError;
-pub use http::{AppState, app};
+pub use http::app;
+pub use state::{AppState, ServeError};
 
 /// Reads the configuration file again, for a reload.
-pub type Reload = Box<dyn Fn() -> anyhow::Result<Config> + Send + Sync + 'static>;
+pub type Reload = Box<dyn Fn() -> Result<Config, ConfigError> + Send + Sync + 'static>;
 
 /// Serves `config` on `listener` until `shutdown` resolves, then lets in-flight requests
 /// (and the writes they wait for) finish and stops the project workers. With `reload`, a
@@ -30,10 +32,10 @@ pub async fn serve(
     listener: tokio::net::TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
     reload: Option<Reload>,
-) -> anyhow::Result<()> {
+) -> Result<(), ServeError> {
     // Before the projects load, so that an early SIGHUP is not fatal.
     let hangups = match reload {
-        Some(r) => Some((hangup_signal()?, r)),
+        Some(r) => Some((hangup_signal().map_err(ServeError::Signal)?, r)),
         None => None,
     };
     let state = AppState::start(config).await?;

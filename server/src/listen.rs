@@ -1,6 +1,5 @@
-//! The accept loop: HTTP/1.1 connections with a bound on how long a client may take to send
-//! a request's headers (also between keep-alive requests) and on how many connections are
-//! open at once, kept below the process's open-file limit, and a graceful shutdown.
+//! The accept loop: HTTP/1.1 with a deadline for each request's headers (also between
+//! keep-alive requests), a cap on open connections below the fd limit, graceful shutdown.
 
 use std::convert::Infallible;
 use std::future::Future;

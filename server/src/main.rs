@@ -7,8 +7,8 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use helix_server::auth::Scope;
-use helix_server::config::{self, Config};
+use helix_server::auth::tokens;
+use helix_server::config::{Config, Scope};
 
 #[derive(Debug, Parser)]
 #[command(name = "helix-server", version, about = "helix team knowledge server")]
@@ -99,7 +99,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                         .with_context(|| format!("unknown scope {s:?} (use read, write)"))?,
                 );
             }
-            let token = config::add_token(&path, &project, &name, &scopes)?;
+            let token = tokens::add_token(&path, &project, &name, &scopes)?;
             println!("{token}");
             eprintln!(
                 "token for {name} on project {project} stored (hashed) in {}; it is shown only once; a running server loads it at its next restart",
@@ -156,6 +156,7 @@ fn serve(
                 Ok(c)
             }) as helix_server::Reload
         });
-        helix_server::serve(cfg, listener, shutdown, reload).await
+        helix_server::serve(cfg, listener, shutdown, reload).await?;
+        anyhow::Ok(())
     })
 }

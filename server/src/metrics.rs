@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::Mutex;
 
+use crate::sys::lock;
+
 /// Counters and gauges shared by the HTTP layer and the project workers.
 #[derive(Debug, Default)]
 pub struct Metrics {
@@ -20,11 +22,6 @@ struct IngestStats {
     count: u64,
     sum: f64,
     last: f64,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    // A panic while holding a metrics lock leaves plain numbers behind; keep going.
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Escapes a Prometheus label value.
@@ -64,11 +61,12 @@ impl Metrics {
     /// The Prometheus text exposition.
     pub fn render(&self) -> String {
         let mut o = String::new();
-        let _ = writeln!(
-            o,
-            "# HELP helix_http_requests_total HTTP requests by route, method and status."
+        family(
+            &mut o,
+            "helix_http_requests_total",
+            "counter",
+            "HTTP requests by route, method and status.",
         );
-        let _ = writeln!(o, "# TYPE helix_http_requests_total counter");
         for ((route, method, status), n) in lock(&self.requests).iter() {
             let _ = writeln!(
                 o,
@@ -77,11 +75,12 @@ impl Metrics {
                 esc(method)
             );
         }
-        let _ = writeln!(
-            o,
-            "# HELP helix_ingest_duration_seconds Time to fetch, parse and compile a project."
+        family(
+            &mut o,
+            "helix_ingest_duration_seconds",
+            "summary",
+            "Time to fetch, parse and compile a project.",
         );
-        let _ = writeln!(o, "# TYPE helix_ingest_duration_seconds summary");
         let ingest = lock(&self.ingest).clone();
         for (p, s) in &ingest {
             let p = esc(p);
@@ -96,19 +95,12 @@ impl Metrics {
                 s.count
             );
         }
-        let _ = writeln!(
-            o,
-            "# HELP helix_ingest_last_duration_seconds Duration of the latest compile."
+        per_project(
+            &mut o,
+            ("helix_ingest_last_duration_seconds", "gauge"),
+            "Duration of the latest compile.",
+            ingest.iter().map(|(p, s)| (p, s.last)),
         );
-        let _ = writeln!(o, "# TYPE helix_ingest_last_duration_seconds gauge");
-        for (p, s) in &ingest {
-            let _ = writeln!(
-                o,
-                "helix_ingest_last_duration_seconds{{project=\"{}\"}} {}",
-                esc(p),
-                s.last
-            );
-        }
         let arts = lock(&self.artifacts).clone();
         for (name, help, idx) in [
             ("helix_artifact_bytes", "Size of the served artifact.", 0),
@@ -123,15 +115,15 @@ impl Metrics {
                 2,
             ),
         ] {
-            let _ = writeln!(o, "# HELP {name} {help}");
-            let _ = writeln!(o, "# TYPE {name} gauge");
-            for (p, v) in &arts {
-                let val = [v.0, v.1, v.2][idx];
-                let _ = writeln!(o, "{name}{{project=\"{}\"}} {val}", esc(p));
-            }
+            let values = arts.iter().map(|(p, v)| (p, [v.0, v.1, v.2][idx]));
+            per_project(&mut o, (name, "gauge"), help, values);
         }
-        let _ = writeln!(o, "# HELP helix_writes_total Entry writes by outcome.");
-        let _ = writeln!(o, "# TYPE helix_writes_total counter");
+        family(
+            &mut o,
+            "helix_writes_total",
+            "counter",
+            "Entry writes by outcome.",
+        );
         for ((p, outcome), n) in lock(&self.writes).iter() {
             let _ = writeln!(
                 o,
@@ -140,14 +132,77 @@ impl Metrics {
                 esc(outcome)
             );
         }
-        let _ = writeln!(
-            o,
-            "# HELP helix_fetch_errors_total Failed upstream fetches."
+        per_project(
+            &mut o,
+            ("helix_fetch_errors_total", "counter"),
+            "Failed upstream fetches.",
+            lock(&self.fetch_errors).iter(),
         );
-        let _ = writeln!(o, "# TYPE helix_fetch_errors_total counter");
-        for (p, n) in lock(&self.fetch_errors).iter() {
-            let _ = writeln!(o, "helix_fetch_errors_total{{project=\"{}\"}} {n}", esc(p));
-        }
         o
+    }
+}
+
+/// The `# HELP` and `# TYPE` lines that open a metric family.
+fn family(o: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(o, "# HELP {name} {help}");
+    let _ = writeln!(o, "# TYPE {name} {kind}");
+}
+
+/// A metric family (name and kind) with one sample per project.
+fn per_project<'a, V: std::fmt::Display>(
+    o: &mut String,
+    (name, kind): (&str, &str),
+    help: &str,
+    values: impl Iterator<Item = (&'a String, V)>,
+) {
+    family(o, name, kind, help);
+    for (p, v) in values {
+        let _ = writeln!(o, "{name}{{project=\"{}\"}} {v}", esc(p));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The exposition, byte for byte: scrapers and dashboards read these names and labels.
+    #[test]
+    fn renders_every_family_with_help_and_type() {
+        let m = Metrics::default();
+        m.request("/v1/projects/{project}/index", "GET", 304);
+        m.ingest("kb", 0.5);
+        m.ingest("kb", 0.25);
+        m.artifact("kb", 1024, 10, 3);
+        m.write("kb", "created", 2);
+        m.write("kb", "rejected", 0);
+        m.fetch_error("a\"b");
+        let expected = r#"# HELP helix_http_requests_total HTTP requests by route, method and status.
+# TYPE helix_http_requests_total counter
+helix_http_requests_total{route="/v1/projects/{project}/index",method="GET",status="304"} 1
+# HELP helix_ingest_duration_seconds Time to fetch, parse and compile a project.
+# TYPE helix_ingest_duration_seconds summary
+helix_ingest_duration_seconds_sum{project="kb"} 0.75
+helix_ingest_duration_seconds_count{project="kb"} 2
+# HELP helix_ingest_last_duration_seconds Duration of the latest compile.
+# TYPE helix_ingest_last_duration_seconds gauge
+helix_ingest_last_duration_seconds{project="kb"} 0.25
+# HELP helix_artifact_bytes Size of the served artifact.
+# TYPE helix_artifact_bytes gauge
+helix_artifact_bytes{project="kb"} 1024
+# HELP helix_artifact_entries Entries in the served artifact.
+# TYPE helix_artifact_entries gauge
+helix_artifact_entries{project="kb"} 10
+# HELP helix_artifact_generation Generation of the served artifact.
+# TYPE helix_artifact_generation gauge
+helix_artifact_generation{project="kb"} 3
+# HELP helix_writes_total Entry writes by outcome.
+# TYPE helix_writes_total counter
+helix_writes_total{project="kb",outcome="created"} 2
+helix_writes_total{project="kb",outcome="rejected"} 0
+# HELP helix_fetch_errors_total Failed upstream fetches.
+# TYPE helix_fetch_errors_total counter
+helix_fetch_errors_total{project="a\"b"} 1
+"#;
+        assert_eq!(m.render(), expected);
     }
 }

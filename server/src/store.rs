@@ -4,12 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::Context;
 use axum::body::Bytes;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::fsutil::{remove_stale_temps, write_atomic};
+use crate::sys::{remove_stale_temps, write_atomic};
 
 /// Facts about one stored artifact.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -46,6 +45,33 @@ pub struct Served {
     pub bytes: Bytes,
 }
 
+/// Why the artifact store could not do its work: the file and what went wrong with it.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("cannot {action} {}: {error}", .path.display())]
+    Io {
+        /// `create`, `read` or `write`.
+        action: &'static str,
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    /// An artifact's bytes do not hash to its name.
+    #[error("{} is damaged: content hash {got}", .path.display())]
+    Damaged { path: PathBuf, got: String },
+    #[error("cannot encode pointer: {0}")]
+    Encode(serde_json::Error),
+}
+
+/// Maps an I/O error on `path` to [`StoreError::Io`].
+fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> StoreError {
+    let path = path.to_path_buf();
+    move |error| StoreError::Io {
+        action,
+        path,
+        error,
+    }
+}
+
 /// One project's artifacts directory.
 #[derive(Debug)]
 pub struct ArtifactStore {
@@ -59,10 +85,9 @@ pub fn content_hash(bytes: &[u8]) -> String {
 }
 
 impl ArtifactStore {
-    pub fn new(project_dir: &Path, keep: usize) -> anyhow::Result<ArtifactStore> {
+    pub fn new(project_dir: &Path, keep: usize) -> Result<ArtifactStore, StoreError> {
         let dir = project_dir.join("artifacts");
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
+        std::fs::create_dir_all(&dir).map_err(io("create", &dir))?;
         remove_stale_temps(&dir);
         remove_stale_temps(project_dir);
         Ok(ArtifactStore {
@@ -87,13 +112,12 @@ impl ArtifactStore {
     }
 
     /// Reads an artifact and checks it against its name (content hash).
-    pub fn load(&self, info: &ArtifactInfo) -> anyhow::Result<Served> {
+    pub fn load(&self, info: &ArtifactInfo) -> Result<Served, StoreError> {
         let path = self.file(&info.hash);
-        let bytes =
-            std::fs::read(&path).with_context(|| format!("cannot read {}", path.display()))?;
+        let bytes = std::fs::read(&path).map_err(io("read", &path))?;
         let got = content_hash(&bytes);
         if got != info.hash {
-            anyhow::bail!("{} is damaged: content hash {got}", path.display());
+            return Err(StoreError::Damaged { path, got });
         }
         Ok(Served {
             info: info.clone(),
@@ -107,7 +131,7 @@ impl ArtifactStore {
         for info in &ptr.kept {
             match self.load(info) {
                 Ok(s) => return (Some(Arc::new(s)), ptr.clone()),
-                Err(e) => tracing::warn!(error = %format!("{e:#}"), "skipping damaged artifact"),
+                Err(e) => tracing::warn!(error = %e, "skipping damaged artifact"),
             }
         }
         (None, ptr)
@@ -123,10 +147,10 @@ impl ArtifactStore {
         entries: u64,
         built_at: i64,
         diagnostics: Vec<DiagnosticInfo>,
-    ) -> anyhow::Result<(Arc<Served>, Pointer)> {
+    ) -> Result<(Arc<Served>, Pointer), StoreError> {
         let hash = content_hash(&bytes);
         let path = self.file(&hash);
-        write_atomic(&path, &bytes).with_context(|| format!("cannot write {}", path.display()))?;
+        write_atomic(&path, &bytes).map_err(io("write", &path))?;
         let info = ArtifactInfo {
             hash,
             commit: commit.to_string(),
@@ -141,9 +165,8 @@ impl ArtifactStore {
         ptr.kept.insert(0, info.clone());
         ptr.kept.truncate(self.keep);
         ptr.diagnostics = diagnostics;
-        let json = serde_json::to_vec_pretty(&ptr).context("cannot encode pointer")?;
-        write_atomic(&self.pointer_path, &json)
-            .with_context(|| format!("cannot write {}", self.pointer_path.display()))?;
+        let json = serde_json::to_vec_pretty(&ptr).map_err(StoreError::Encode)?;
+        write_atomic(&self.pointer_path, &json).map_err(io("write", &self.pointer_path))?;
         self.prune(&ptr);
         Ok((
             Arc::new(Served {

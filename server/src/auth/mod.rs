@@ -1,49 +1,13 @@
-//! Bearer tokens: generation, sha256 hashing, constant-time lookup, scope checks, and the
-//! GitHub-style webhook signature (`X-Hub-Signature-256`).
+//! Who is asking: bearer tokens looked up in constant time, scope checks, and webhook
+//! signatures (GitHub's HMAC, GitLab's token); creating tokens is [`tokens`].
+
+pub mod tokens;
 
 use hmac::{Hmac, Mac};
-use rand::RngCore;
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use crate::config::Config;
-
-/// What a token may do on its project.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Scope {
-    Read,
-    Write,
-}
-
-impl Scope {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Scope::Read => "read",
-            Scope::Write => "write",
-        }
-    }
-    pub fn parse(s: &str) -> Option<Scope> {
-        match s.trim() {
-            "read" => Some(Scope::Read),
-            "write" => Some(Scope::Write),
-            _ => None,
-        }
-    }
-}
-
-/// A fresh token: `hx_` and 32 random bytes in hex.
-pub fn new_token() -> String {
-    let mut bytes = [0u8; 32];
-    rand::rng().fill_bytes(&mut bytes);
-    format!("hx_{}", hex::encode(bytes))
-}
-
-/// Lower-case hex sha256 of a token, as stored in the config.
-pub fn hash_token(token: &str) -> String {
-    hex::encode(Sha256::digest(token.as_bytes()))
-}
+use crate::config::{Config, Scope};
 
 /// Who is asking.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -164,6 +128,7 @@ pub fn sign(secret: &str, body: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::auth::tokens::{hash_token, new_token};
     use crate::config::{ProjectConfig, TokenConfig};
 
     #[test]

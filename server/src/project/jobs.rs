@@ -1,0 +1,125 @@
+//! What the project handle sends its worker and what comes back: the jobs, a write's
+//! reply, and the errors they carry (`WriteError` for the write path, `JobError`).
+
+use std::sync::Arc;
+
+use helix_index_format::wire::WriteAck;
+use helix_index_format::{NewEntry, ValidationError};
+use tokio::sync::oneshot;
+
+use crate::git::{GitError, Kind};
+use crate::store::ArtifactInfo;
+
+/// Work for a project's worker thread.
+#[derive(Debug)]
+pub enum Job {
+    Write(WriteJob),
+    Refresh(Option<oneshot::Sender<Result<Option<ArtifactInfo>, String>>>),
+    Shutdown,
+}
+
+/// A write's result: `created` is false for a replay of an idempotency key.
+#[derive(Debug, Clone)]
+pub struct WriteReply {
+    pub created: bool,
+    pub ack: WriteAck,
+}
+
+/// A validated entry waiting for the worker.
+#[derive(Debug)]
+pub struct WriteJob {
+    pub key: Option<String>,
+    pub author: String,
+    pub entry: NewEntry,
+    pub reply: ReplyTx,
+}
+
+/// Where a write's answer goes.
+pub type ReplyTx = oneshot::Sender<Result<WriteReply, WriteError>>;
+
+/// Why a write was refused or failed, with the facts to say so. Cloned to the same-key
+/// repeats of a write, hence the `Arc`s; the HTTP status of each is chosen in `error.rs`.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum WriteError {
+    /// The entry breaks a write rule or holds a secret.
+    #[error(transparent)]
+    Invalid(#[from] ValidationError),
+    #[error(
+        "topic `{topic}` needs the folder `{folder}`, but the folder `{existing}` differs from it only in case (a case-insensitive checkout cannot hold both); choose another topic"
+    )]
+    TopicCase {
+        topic: String,
+        folder: String,
+        existing: String,
+    },
+    #[error(
+        "topic `{topic}` needs the folder `{folder}`, but `{existing}` is {} in the repository; choose another topic",
+        .kind.describe()
+    )]
+    TopicTaken {
+        topic: String,
+        folder: String,
+        existing: String,
+        kind: Kind,
+    },
+    #[error(
+        "topic `{topic}` needs the folder `{folder}`, but an earlier entry of the same batch is the file `{file}`; send it again"
+    )]
+    TopicInBatch {
+        topic: String,
+        folder: String,
+        file: String,
+    },
+    /// The idempotency key was first used for another entry (`first`: its id).
+    #[error(
+        "Idempotency-Key {key:?} was first used for {first}, with a different entry; a key names one entry: send this one with a new key"
+    )]
+    KeyReused { key: String, first: String },
+    #[error("cannot fetch the upstream: {0}")]
+    Fetch(Arc<GitError>),
+    #[error("push was rejected and fetching the upstream failed: {0}")]
+    Refetch(Arc<GitError>),
+    /// The push was refused although the upstream did not move: retrying cannot help.
+    #[error("push to the upstream was rejected: {reason}")]
+    PushRejected { reason: String },
+    #[error(transparent)]
+    Push(Arc<GitError>),
+    #[error("the upstream branch kept moving; gave up after {attempts} attempts: {reason}")]
+    KeptMoving { attempts: usize, reason: String },
+    /// Reading the repository failed (a bug or a broken repository).
+    #[error(transparent)]
+    Repository(Arc<GitError>),
+}
+
+impl WriteError {
+    /// Whether the write itself is refused (the entry, its topic or its key), as opposed
+    /// to failing on the way to git; the metrics count the two apart.
+    pub fn is_refusal(&self) -> bool {
+        matches!(
+            self,
+            WriteError::Invalid(_)
+                | WriteError::TopicCase { .. }
+                | WriteError::TopicTaken { .. }
+                | WriteError::TopicInBatch { .. }
+                | WriteError::KeyReused { .. }
+        )
+    }
+}
+
+impl From<GitError> for WriteError {
+    fn from(e: GitError) -> WriteError {
+        WriteError::Repository(Arc::new(e))
+    }
+}
+
+/// Why a job for the worker was not done.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JobError {
+    #[error("the project worker has stopped")]
+    Stopped,
+    #[error("the server is shutting down")]
+    ShuttingDown,
+    /// The worker took the job and dropped it unanswered (it stopped).
+    #[error("the project worker stopped before answering")]
+    Unanswered,
+}

@@ -1,0 +1,497 @@
+//! The write path: new entries batched into one commit, placed without replacing anything,
+//! pushed with retries on a moved upstream, and answered once git has them.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Instant;
+
+use gix::ObjectId;
+use helix_index_format::{Entry, NewEntry};
+
+use super::idempotency::{IdempotencyLog, Seen};
+use super::jobs::{ReplyTx, WriteError, WriteJob, WriteReply};
+use super::{Worker, WriteAck};
+use crate::git::{Folder, GitError, Kind, PushOutcome};
+
+/// How often a write is re-applied after the upstream moved under it.
+const MAX_PUSH_ATTEMPTS: usize = 8;
+/// Write batches between two `git gc --auto` runs on the server's repository.
+const GC_EVERY_BATCHES: u32 = 200;
+
+/// A write, its fingerprint, and the replies of same-key repeats that share its result.
+#[derive(Debug)]
+struct Group {
+    job: WriteJob,
+    fingerprint: String,
+    repeats: Vec<ReplyTx>,
+}
+
+impl Group {
+    fn new(job: WriteJob) -> Group {
+        Group {
+            fingerprint: fingerprint(&job.author, &job.entry),
+            job,
+            repeats: Vec::new(),
+        }
+    }
+
+    /// Sends the result to the write and (as a replay) to its repeats.
+    fn send(self, result: Result<WriteReply, WriteError>) {
+        for r in self.repeats {
+            let _ = r.send(result.clone().map(|w| WriteReply {
+                created: false,
+                ..w
+            }));
+        }
+        let _ = self.job.reply.send(result);
+    }
+}
+
+/// A batch that went through: committed (and pushed), or with every write refused.
+#[derive(Debug)]
+enum Batch {
+    /// The commit and each write's path or refusal.
+    Committed(ObjectId, Vec<Result<String, WriteError>>),
+    Refused(Vec<WriteError>),
+}
+
+/// Why a batch was not committed.
+#[derive(Debug)]
+enum BatchError {
+    /// Some keys of the batch turned out to be in git already; filter and try again.
+    KeysAppeared,
+    Failed(WriteError),
+}
+
+impl From<GitError> for BatchError {
+    fn from(e: GitError) -> BatchError {
+        BatchError::Failed(e.into())
+    }
+}
+
+impl Worker {
+    /// The recorded answer for `key`, if it is known: a replay of the first write, or a
+    /// refusal when the key was first used for another entry.
+    fn replay(&self, key: &str, fingerprint: &str) -> Option<Result<WriteReply, WriteError>> {
+        Some(match self.idem.seen(key, fingerprint)? {
+            Seen::Same(ack) => Ok(WriteReply {
+                created: false,
+                ack: ack.clone(),
+            }),
+            Seen::Other { first } => Err(WriteError::KeyReused {
+                key: key.to_string(),
+                first: first.to_string(),
+            }),
+        })
+    }
+
+    pub(super) fn process_writes(&mut self, jobs: Vec<WriteJob>) {
+        let project = self.name();
+        // Replays of known keys answer at once; repeats of a key inside this batch share
+        // the first one's commit (or are refused when they carry another entry).
+        let mut groups: Vec<Group> = Vec::new();
+        let mut at_once = Vec::new();
+        for job in jobs {
+            let g = Group::new(job);
+            let key = g.job.key.clone();
+            if let Some(k) = &key {
+                if let Some(answer) = self.replay(k, &g.fingerprint) {
+                    at_once.push((g, answer));
+                    continue;
+                }
+                if let Some(first) = groups
+                    .iter_mut()
+                    .find(|f| f.job.key.as_deref() == Some(k.as_str()))
+                {
+                    if first.fingerprint == g.fingerprint {
+                        first.repeats.push(g.job.reply);
+                    } else {
+                        let refusal = WriteError::KeyReused {
+                            key: k.clone(),
+                            first: "another entry of this batch".into(),
+                        };
+                        at_once.push((g, Err(refusal)));
+                    }
+                    continue;
+                }
+            }
+            groups.push(g);
+        }
+        self.reply(at_once, false);
+        if groups.is_empty() {
+            return;
+        }
+        if !self.scanned {
+            // Keys of writes pushed just before a crash are only known after a fetch.
+            if let Err(e) = self.repo.fetch() {
+                let e = WriteError::Fetch(Arc::new(e));
+                self.reply(
+                    groups.into_iter().map(|g| (g, Err(e.clone()))).collect(),
+                    false,
+                );
+                return;
+            }
+            self.scan_commit_keys();
+        }
+        let started = Instant::now();
+        let result = loop {
+            // Replays whose key appeared in git (recovered after a crash, or pushed by an
+            // earlier run whose push finished late) are answered from it, not re-applied.
+            groups = self.answer_known(groups);
+            if groups.is_empty() {
+                // Compile the recovered commits (a no-op if already served).
+                let tip = self.repo.tip().ok().flatten();
+                if let Err(e) = self.ingest(tip, started) {
+                    tracing::error!(project = %project, error = %e, "compile failed");
+                }
+                return;
+            }
+            match self.commit_batch(&groups) {
+                Err(BatchError::KeysAppeared) => continue,
+                Err(BatchError::Failed(e)) => break Err(e),
+                Ok(done) => break Ok(done),
+            }
+        };
+        let answers = match result {
+            Ok(Batch::Committed(commit, placed)) => {
+                if let Err(e) = self.ingest(Some(commit), started) {
+                    // The entries are safely in git; the next refresh compiles them.
+                    tracing::error!(project = %project, error = %e, "compile after write failed");
+                }
+                let mut answers = Vec::with_capacity(groups.len());
+                for (g, placed) in groups.iter().zip(placed) {
+                    answers.push(placed.map(|path| {
+                        let ack = WriteAck {
+                            id: self.id_of(&path),
+                            path,
+                            commit: commit.to_string(),
+                            generation: self.generation,
+                        };
+                        if let Some(k) = &g.job.key {
+                            self.idem
+                                .record(k, ack.clone(), Some(g.fingerprint.clone()));
+                        }
+                        WriteReply { created: true, ack }
+                    }));
+                }
+                // Keys are durable before anyone is told the write succeeded.
+                self.idem.save();
+                answers
+            }
+            Ok(Batch::Refused(refusals)) => refusals.into_iter().map(Err).collect(),
+            Err(e) => {
+                tracing::error!(project = %project, error = %e, "write failed");
+                self.reply(
+                    groups.into_iter().map(|g| (g, Err(e.clone()))).collect(),
+                    false,
+                );
+                return;
+            }
+        };
+        self.reply(groups.into_iter().zip(answers).collect(), true);
+    }
+
+    /// Answers groups whose idempotency key is already recorded; returns the others.
+    fn answer_known(&self, groups: Vec<Group>) -> Vec<Group> {
+        let mut known = Vec::new();
+        let mut rest = Vec::with_capacity(groups.len());
+        for g in groups {
+            match g
+                .job
+                .key
+                .as_ref()
+                .and_then(|k| self.replay(k, &g.fingerprint))
+            {
+                Some(answer) => known.push((g, answer)),
+                None => rest.push(g),
+            }
+        }
+        self.reply(known, false);
+        rest
+    }
+
+    /// The one way writes are answered: counts each outcome in `helix_writes_total` first
+    /// (a client that got its answer finds it counted), then sends every write its answer
+    /// and its same-key repeats the same as a replay. The answers of a batch that went
+    /// through `commit_batch` (`batch`) count `created` and `rejected` even when zero, as
+    /// the series always have.
+    fn reply(&self, answers: Vec<(Group, Result<WriteReply, WriteError>)>, batch: bool) {
+        let mut counts: BTreeMap<&str, u64> = BTreeMap::new();
+        if batch {
+            counts.extend([("created", 0), ("rejected", 0)]);
+        }
+        for (_, answer) in &answers {
+            *counts.entry(outcome(answer)).or_default() += 1;
+        }
+        for (outcome, n) in counts {
+            self.metrics.write(&self.project.cfg.name, outcome, n);
+        }
+        for (g, answer) in answers {
+            g.send(answer);
+        }
+    }
+
+    /// Chooses the path of each write in the tree of `parent`: the topic's folder must be a
+    /// folder (or not exist yet), and the file name must not exist there in any case or
+    /// kind, nor be chosen by an earlier write of the batch. The write path never replaces
+    /// or deletes what is there. Refusals are per write.
+    fn place(
+        &self,
+        parent: Option<ObjectId>,
+        groups: &[Group],
+    ) -> Result<Vec<Result<String, WriteError>>, GitError> {
+        let prefix = self.prefix();
+        let mut folders: HashMap<String, Folder> = HashMap::new();
+        // Lower-cased paths this batch creates: files, and the folders above them.
+        let mut files: HashSet<String> = HashSet::new();
+        let mut dirs: HashSet<String> = HashSet::new();
+        let mut out = Vec::with_capacity(groups.len());
+        for g in groups {
+            let topic = &g.job.entry.topic;
+            let topic_dir = match &prefix {
+                Some(p) => format!("{p}/{topic}"),
+                None => topic.clone(),
+            };
+            if !folders.contains_key(&topic_dir) {
+                let f = self.repo.folder(parent, &topic_dir)?;
+                folders.insert(topic_dir.clone(), f);
+            }
+            let existing = match &folders[&topic_dir] {
+                Folder::Blocked { existing, kind } => {
+                    let (topic, folder, existing) =
+                        (topic.clone(), topic_dir.clone(), existing.clone());
+                    out.push(Err(match kind {
+                        Kind::Folder => WriteError::TopicCase {
+                            topic,
+                            folder,
+                            existing,
+                        },
+                        _ => WriteError::TopicTaken {
+                            topic,
+                            folder,
+                            existing,
+                            kind: *kind,
+                        },
+                    }));
+                    continue;
+                }
+                Folder::Present(names) => Some(names),
+                Folder::Absent => None,
+            };
+            let lower_dir = topic_dir.to_ascii_lowercase();
+            if let Some(clash) = ancestors(&lower_dir).find(|a| files.contains(*a)) {
+                out.push(Err(WriteError::TopicInBatch {
+                    topic: topic.clone(),
+                    folder: topic_dir,
+                    file: clash.to_string(),
+                }));
+                continue;
+            }
+            let slug = helix_index_format::slugify(&g.job.entry.title);
+            let mut n = 1;
+            let path = loop {
+                let name = if n == 1 {
+                    format!("{slug}.md")
+                } else {
+                    format!("{slug}-{n}.md")
+                };
+                let lower = format!("{lower_dir}/{}", name.to_ascii_lowercase());
+                let taken_here = existing
+                    .is_some_and(|names| names.keys().any(|k| k.eq_ignore_ascii_case(&name)));
+                if !taken_here && !files.contains(&lower) && !dirs.contains(&lower) {
+                    files.insert(lower);
+                    dirs.extend(ancestors(&lower_dir).map(str::to_string));
+                    break format!("{topic_dir}/{name}");
+                }
+                n += 1;
+            };
+            out.push(Ok(path));
+        }
+        Ok(out)
+    }
+
+    /// Commits the batch onto the branch tip and pushes it; on a moved upstream, fetches and
+    /// re-applies (choosing paths again) a bounded number of times.
+    fn commit_batch(&mut self, groups: &[Group]) -> Result<Batch, BatchError> {
+        let mut last_reason = String::new();
+        for attempt in 0..MAX_PUSH_ATTEMPTS {
+            let parent = self.repo.tip()?;
+            let placed = self.place(parent, groups)?;
+            let mut files = Vec::with_capacity(groups.len());
+            let mut listed = Vec::new();
+            for (g, path) in groups.iter().zip(&placed) {
+                let Ok(path) = path else { continue };
+                let entry = Entry {
+                    id: self.id_of(path),
+                    topic: g.job.entry.topic.clone(),
+                    title: g.job.entry.title.trim().to_string(),
+                    tags: g.job.entry.tags.clone(),
+                    sources: g.job.entry.sources.clone(),
+                    date: None,
+                    author: Some(g.job.author.clone()),
+                    body: g.job.entry.body.clone(),
+                    extra: Default::default(),
+                };
+                files.push((
+                    path.clone(),
+                    helix_index_format::render_entry(&entry).into_bytes(),
+                ));
+                listed.push((g, path));
+            }
+            if listed.is_empty() {
+                return Ok(Batch::Refused(
+                    placed.into_iter().filter_map(Result::err).collect(),
+                ));
+            }
+            let authors: HashSet<&str> =
+                listed.iter().map(|(g, _)| g.job.author.as_str()).collect();
+            let author = if authors.len() == 1 {
+                listed[0].0.job.author.as_str()
+            } else {
+                "helix-server"
+            };
+            let mut msg = if listed.len() == 1 {
+                format!("Add {}\n\n", self.id_of(listed[0].1))
+            } else {
+                format!("Add {} entries\n\n", listed.len())
+            };
+            for (g, path) in &listed {
+                msg.push_str(&format!("- {} ({})\n", self.id_of(path), g.job.author));
+            }
+            let keyed: Vec<String> = listed
+                .iter()
+                .filter_map(|(g, p)| {
+                    g.job
+                        .key
+                        .as_ref()
+                        .map(|k| IdempotencyLog::trailer(k, p, &g.fingerprint))
+                })
+                .collect();
+            if !keyed.is_empty() {
+                msg.push('\n');
+                msg.push_str(&keyed.join("\n"));
+                msg.push('\n');
+            }
+            let commit = match self.repo.commit_files(parent, &files, author, &msg) {
+                Ok(c) => c,
+                Err(e) => {
+                    // The branch moved under us (compare-and-swap); look again.
+                    last_reason = e.to_string();
+                    tracing::warn!(attempt, error = %last_reason, "commit failed; retrying");
+                    continue;
+                }
+            };
+            match self.repo.push(commit) {
+                Ok(PushOutcome::Pushed) => {
+                    self.batches_since_gc += 1;
+                    if self.batches_since_gc >= GC_EVERY_BATCHES {
+                        // Each write adds loose objects; let git pack them now and then.
+                        self.batches_since_gc = 0;
+                        self.repo.maintain();
+                    }
+                    return Ok(Batch::Committed(commit, placed));
+                }
+                Ok(PushOutcome::Rejected(reason)) => {
+                    tracing::info!(project = %self.name(), attempt, "upstream moved; fetching and re-applying");
+                    last_reason = reason;
+                    let _ = self.repo.reset_branch(commit, parent);
+                    match self.repo.fetch() {
+                        Err(e) => {
+                            return Err(BatchError::Failed(WriteError::Refetch(Arc::new(e))));
+                        }
+                        Ok(t) if t == parent => {
+                            // Not moved: retrying would be refused the same way.
+                            return Err(BatchError::Failed(WriteError::PushRejected {
+                                reason: last_reason,
+                            }));
+                        }
+                        Ok(_) => {}
+                    }
+                    // What moved the upstream may be one of these very writes (a push from
+                    // before a crash that completed late): look before re-applying.
+                    let known = self.idem.len();
+                    self.scan_commit_keys();
+                    if self.idem.len() != known
+                        && groups
+                            .iter()
+                            .any(|g| g.job.key.as_ref().is_some_and(|k| self.idem.contains(k)))
+                    {
+                        return Err(BatchError::KeysAppeared);
+                    }
+                }
+                Err(e) => {
+                    let _ = self.repo.reset_branch(commit, parent);
+                    return Err(BatchError::Failed(WriteError::Push(Arc::new(e))));
+                }
+            }
+        }
+        Err(BatchError::Failed(WriteError::KeptMoving {
+            attempts: MAX_PUSH_ATTEMPTS,
+            reason: last_reason,
+        }))
+    }
+}
+
+/// How a write ended, as `helix_writes_total` counts it.
+fn outcome(answer: &Result<WriteReply, WriteError>) -> &'static str {
+    match answer {
+        Ok(reply) if reply.created => "created",
+        Ok(_) => "replayed",
+        Err(e) if e.is_refusal() => "rejected",
+        Err(_) => "failed",
+    }
+}
+
+/// `a/b/c` → `a/b/c`, `a/b`, `a`.
+fn ancestors(path: &str) -> impl Iterator<Item = &str> {
+    let mut cur = Some(path);
+    std::iter::from_fn(move || {
+        let p = cur?;
+        cur = p.rfind('/').map(|i| &p[..i]);
+        Some(p)
+    })
+}
+
+/// What makes two writes the same write: who sent it and every field of the entry.
+fn fingerprint(author: &str, e: &NewEntry) -> String {
+    use sha2::Digest;
+    let canonical = serde_json::json!([author, e.topic, e.title, e.body, e.tags, e.sources]);
+    let digest = sha2::Sha256::digest(canonical.to_string().as_bytes());
+    hex::encode(&digest[..16])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outcomes_tell_refusals_from_failures() {
+        let ack = WriteAck {
+            id: "ops/a.md".into(),
+            path: "ops/a.md".into(),
+            commit: "c0ffee".into(),
+            generation: 1,
+        };
+        let reply = |created| {
+            Ok(WriteReply {
+                created,
+                ack: ack.clone(),
+            })
+        };
+        let refused = WriteError::KeyReused {
+            key: "k".into(),
+            first: "ops/a.md".into(),
+        };
+        let failed = WriteError::PushRejected {
+            reason: "hook declined".into(),
+        };
+        assert_eq!(outcome(&reply(true)), "created");
+        assert_eq!(outcome(&reply(false)), "replayed");
+        assert_eq!(outcome(&Err(refused)), "rejected");
+        assert_eq!(outcome(&Err(failed)), "failed");
+        assert_eq!(
+            ancestors("a/b/c").collect::<Vec<_>>(),
+            ["a/b/c", "a/b", "a"]
+        );
+    }
+}
