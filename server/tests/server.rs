@@ -1393,6 +1393,9 @@ mod deploy;
 #[path = "server/faults.rs"]
 mod faults;
 
+#[path = "server/repos.rs"]
+mod repos;
+
 #[test]
 fn restart_serves_last_good_artifact_while_upstream_is_gone_and_polling_resumes() {
     let mut fx = Fixture::new();

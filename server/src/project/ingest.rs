@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use gix::ObjectId;
-use helix_index_format::{BuildError, BuildInfo, Diagnostic};
+use helix_index_format::{BuildError, BuildInfo, Census, Diagnostic, FileKind, Root};
 
 use super::{Cached, Worker};
 use crate::git::GitError;
@@ -76,15 +76,19 @@ impl Worker {
             return Ok(Some(c.info.clone()));
         }
         let prefix = self.prefix();
+        let root = Root::of_subdir(prefix.as_deref());
         let t_list = Instant::now();
-        let files = self.repo.list_files(tip, prefix.as_deref())?;
-        let files: Vec<(String, String, ObjectId)> = files
-            .into_iter()
-            .filter_map(|(path, blob)| {
-                let rel = self.id_of(&path);
-                helix_index_format::is_entry_path(&rel).then_some((path, rel, blob))
-            })
-            .collect();
+        let listed = self.repo.list_files(tip, prefix.as_deref())?;
+        let mut census = Census::default();
+        let mut files: Vec<(String, String, ObjectId)> = Vec::with_capacity(listed.len());
+        for (path, blob) in listed {
+            let rel = self.id_of(&path);
+            match root.classify(&rel) {
+                FileKind::Entry { .. } => files.push((path, rel, blob)),
+                FileKind::Skipped(why) => census.skip(why),
+                FileKind::Other => {}
+            }
+        }
         let changed: HashSet<String> = files
             .iter()
             .filter(|(path, _, blob)| self.cache.get(path).is_none_or(|c| c.blob != *blob))
@@ -113,7 +117,7 @@ impl Worker {
                 })
             } else {
                 let bytes = self.repo.read_blob(*blob)?;
-                helix_index_format::parse_entry(rel, &bytes, meta.as_ref())
+                root.parse(rel, &bytes, meta.as_ref())
             };
             self.cache.insert(
                 path.clone(),
@@ -154,6 +158,8 @@ impl Worker {
         let t_build = Instant::now();
         let built = helix_index_format::build(&entries, &info);
         let entry_count = entries.len() as u64;
+        census.entries = entry_count;
+        census.invalid = diags.len() as u64;
         for (e, path) in entries.into_iter().zip(order) {
             if let Some(c) = self.cache.get_mut(path) {
                 c.parsed = Ok(e);
@@ -171,6 +177,7 @@ impl Worker {
             entry_count,
             info.build_time,
             diags,
+            census.skipped_by_key(),
         )?;
         self.generation = generation;
         let ai = served.info.clone();
@@ -191,8 +198,13 @@ impl Worker {
             parse_ms = (t_build - t_list).as_millis() as u64,
             build_ms = (t_save - t_build).as_millis() as u64,
             save_ms = t_save.elapsed().as_millis() as u64,
+            invalid = census.invalid,
+            skipped = %census.skipped_line().unwrap_or_default(),
             "compiled new artifact"
         );
+        if let Some(w) = census.warning() {
+            tracing::warn!(project = %self.project.cfg.name, commit = %hex, "{w}");
+        }
         Ok(Some(ai))
     }
 }

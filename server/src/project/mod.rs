@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use gix::ObjectId;
-use helix_index_format::{Diagnostic, Entry};
+use helix_index_format::{Census, Diagnostic, Entry};
 
 use crate::config::ProjectConfig;
 use crate::git::{GitError, Repo};
@@ -171,6 +171,17 @@ impl Project {
 
     pub fn diagnostics(&self) -> Vec<DiagnosticInfo> {
         read(&self.pointer).diagnostics.clone()
+    }
+
+    /// What became of the served commit's Markdown files: entries, invalid, skipped by reason.
+    pub fn census(&self) -> Census {
+        let ptr = read(&self.pointer);
+        Census {
+            entries: self.current().map_or(0, |c| c.info.entries),
+            invalid: ptr.diagnostics.len() as u64,
+            ..Census::default()
+        }
+        .with_skipped_keys(ptr.skipped.iter().map(|(k, n)| (k.as_str(), *n)))
     }
 
     pub fn fetch_status(&self) -> FetchStatus {
