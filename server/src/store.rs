@@ -43,6 +43,14 @@ pub struct Pointer {
     pub skipped: BTreeMap<String, u64>,
 }
 
+/// What reading a commit's files found besides the entries: files that are not valid
+/// entries, and Markdown files skipped by reason.
+#[derive(Debug, Clone, Default)]
+pub struct Findings {
+    pub diagnostics: Vec<DiagnosticInfo>,
+    pub skipped: BTreeMap<String, u64>,
+}
+
 /// An artifact held in memory for serving.
 #[derive(Debug, Clone)]
 pub struct Served {
@@ -151,8 +159,7 @@ impl ArtifactStore {
         generation: u64,
         entries: u64,
         built_at: i64,
-        diagnostics: Vec<DiagnosticInfo>,
-        skipped: BTreeMap<String, u64>,
+        findings: Findings,
     ) -> Result<(Arc<Served>, Pointer), StoreError> {
         let hash = content_hash(&bytes);
         let path = self.file(&hash);
@@ -170,8 +177,8 @@ impl ArtifactStore {
             .retain(|k| k.hash != info.hash && k.commit != info.commit);
         ptr.kept.insert(0, info.clone());
         ptr.kept.truncate(self.keep);
-        ptr.diagnostics = diagnostics;
-        ptr.skipped = skipped;
+        ptr.diagnostics = findings.diagnostics;
+        ptr.skipped = findings.skipped;
         let json = serde_json::to_vec_pretty(&ptr).map_err(StoreError::Encode)?;
         write_atomic(&self.pointer_path, &json).map_err(io("write", &self.pointer_path))?;
         self.prune(&ptr);
@@ -215,8 +222,7 @@ mod tests {
                     g,
                     1,
                     0,
-                    vec![],
-                    BTreeMap::new(),
+                    Findings::default(),
                 )
                 .expect("save");
         }

@@ -9,7 +9,7 @@ use helix_index_format::{BuildError, BuildInfo, Census, Diagnostic, FileKind, Ro
 
 use super::{Cached, Worker};
 use crate::git::GitError;
-use crate::store::{ArtifactInfo, DiagnosticInfo, StoreError};
+use crate::store::{ArtifactInfo, DiagnosticInfo, Findings, StoreError};
 use crate::sys::{lock, now_secs, write};
 
 /// Why a refresh or a compile failed.
@@ -176,8 +176,10 @@ impl Worker {
             generation,
             entry_count,
             info.build_time,
-            diags,
-            census.skipped_by_key(),
+            Findings {
+                diagnostics: diags,
+                skipped: census.skipped_by_key(),
+            },
         )?;
         self.generation = generation;
         let ai = served.info.clone();
