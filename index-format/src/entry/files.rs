@@ -263,12 +263,12 @@ impl Census {
             .iter()
             .map(|(s, n)| format!("{n} {}", s.label()))
             .collect();
-        Some(format!(
-            "{total} Markdown file{} {} not entries ({})",
-            if total == 1 { "" } else { "s" },
-            if total == 1 { "is" } else { "are" },
-            parts.join(", ")
-        ))
+        let what = if total == 1 {
+            "Markdown file is not an entry"
+        } else {
+            "Markdown files are not entries"
+        };
+        Some(format!("{total} {what} ({})", parts.join(", ")))
     }
 
     /// The warning for Markdown files present and no entry among them: almost certainly
