@@ -1,4 +1,4 @@
-//! Ingest: fetch the upstream (when there is one) and compile the branch tip into a new
+//! Ingest: compile a project's branch tip (after its worker fetched the upstream) into a new
 //! artifact, reparsing only files whose blob changed since the last compile.
 
 use std::collections::{HashMap, HashSet};
@@ -7,10 +7,10 @@ use std::time::Instant;
 use gix::ObjectId;
 use helix_index_format::{BuildError, BuildInfo, Census, Diagnostic, FileKind, Root};
 
-use super::{Cached, Worker};
+use super::{Cached, Lane};
 use crate::git::GitError;
 use crate::store::{ArtifactInfo, DiagnosticInfo, Findings, StoreError};
-use crate::sys::{lock, now_secs, write};
+use crate::sys::{now_secs, write};
 
 /// Why a refresh or a compile failed.
 #[derive(Debug, thiserror::Error)]
@@ -23,43 +23,24 @@ pub(super) enum IngestError {
     Compile { project: String, error: BuildError },
     /// The upstream could not be fetched; the local branch was compiled all the same.
     #[error("fetching the upstream failed; still serving the last good artifact: {0}")]
-    Fetch(GitError),
+    Fetch(String),
 }
 
-impl Worker {
-    /// Fetches (when there is an upstream) and compiles the branch tip if it is new.
-    pub(super) fn refresh(&mut self) -> Result<Option<ArtifactInfo>, IngestError> {
-        let started = Instant::now();
-        let tip = if self.repo.upstream.is_some() {
-            let r = self.repo.fetch();
-            let mut st = lock(&self.project.fetch);
-            st.at = Some(now_secs());
-            match r {
-                Ok(t) => {
-                    st.error = None;
-                    drop(st);
-                    // Incremental: only commits new since the last scan are read.
-                    self.scan_commit_keys();
-                    t
-                }
-                Err(e) => {
-                    let msg = e.to_string();
-                    tracing::warn!(project = %self.project.cfg.name, error = %msg, "fetch failed");
-                    st.error = Some(msg);
-                    drop(st);
-                    self.metrics.fetch_error(&self.project.cfg.name);
-                    // Whatever the local branch holds is still served; the caller (a refresh
-                    // that waits) hears that the fetch failed.
-                    let tip = self.repo.tip()?;
-                    self.ingest(tip, started)?;
-                    return Err(IngestError::Fetch(e));
-                }
-            }
-        } else {
-            lock(&self.project.fetch).at = Some(now_secs());
-            self.repo.tip()?
-        };
-        self.ingest(tip, started)
+impl Lane<'_> {
+    /// Compiles the branch tip if it is new, after the worker's fetch (`started` before it);
+    /// when that fetch failed (`fetch_failed`), whatever the local branch holds is still
+    /// compiled and served, and the caller (a refresh that waits) hears of the failure.
+    pub(super) fn refresh(
+        &mut self,
+        started: Instant,
+        fetch_failed: Option<&GitError>,
+    ) -> Result<Option<ArtifactInfo>, IngestError> {
+        let tip = self.tip()?;
+        let built = self.ingest(tip, started)?;
+        match fetch_failed {
+            Some(e) => Err(IngestError::Fetch(e.to_string())),
+            None => Ok(built),
+        }
     }
 
     /// Compiles commit `tip` into a new artifact unless it is already the served one.

@@ -320,3 +320,164 @@ fn authors_and_dates_are_those_git_log_shows() {
     assert_eq!(seen["git/rebase-onto.md"].0, "Erin Park");
     assert_eq!(seen["db/migrations.md"].0, "Bob Jones");
 }
+
+/// Adds `n` branches to bare repository `bare`, each with a commit of its own (a pull
+/// request's file), in one `git fast-import`.
+fn add_branches(bare: &Path, n: usize) -> Vec<String> {
+    use std::io::Write;
+    let mut child = Command::new("git")
+        .args(["fast-import", "--quiet"])
+        .current_dir(bare)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("fast-import");
+    let mut input = String::new();
+    for i in 0..n {
+        let body = format!("# PR {i}\n\nWork in progress on branch pr-{i}.\n");
+        input.push_str(&format!(
+            "commit refs/heads/pr-{i}\nmark :{m}\nauthor Bot <bot@example.com> 1700000000 +0000\ncommitter Bot <bot@example.com> 1700000000 +0000\ndata 6\npr {i:02}\nfrom refs/heads/main^0\nM 100644 inline prs/pr-{i}.md\ndata {}\n{body}\n",
+            body.len(),
+            m = i + 1
+        ));
+    }
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(input.as_bytes()).expect("write");
+    drop(stdin);
+    assert!(child.wait().expect("wait").success());
+    (0..n)
+        .map(|i| {
+            git(bare, &["rev-parse", &format!("refs/heads/pr-{i}")])
+                .trim()
+                .to_string()
+        })
+        .collect()
+}
+
+/// Three projects on one upstream — the whole repository, one of its folders, and another
+/// branch — share one mirror (an old per-project mirror is adopted, not downloaded again),
+/// which holds their two branches and none of the upstream's 500 others; a write through
+/// the folder is in the whole repository's artifact at once.
+#[test]
+fn projects_on_one_upstream_share_one_mirror_of_their_branches_only() {
+    let mut fx = Fixture::new();
+    let up = Upstream::new(&fx.root, "shared");
+    up.commit(
+        "Alice Smith",
+        &[(
+            "knowledge/ops/drain.md",
+            "# Drain\n\nDrain the workers first.\n",
+        )],
+        "knowledge folder",
+    );
+    git(
+        &up.work,
+        &["push", "-q", "origin", "HEAD:refs/heads/drafts"],
+    );
+    let prs = add_branches(&up.bare, 500);
+    assert_eq!(
+        git(&up.bare, &["for-each-ref", "refs/heads"])
+            .lines()
+            .count(),
+        502
+    );
+    // A mirror in the layout of earlier versions, for the first project.
+    let old = fx.data.join("projects/whole/repo.git");
+    std::fs::create_dir_all(old.parent().expect("parent")).expect("mkdir");
+    git(
+        &fx.root,
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            &up.url(),
+            old.to_str().expect("utf8"),
+        ],
+    );
+    let url = up.url();
+    add_projects(
+        &mut fx,
+        &[("whole", &url, None), ("sub", &url, Some("knowledge"))],
+    );
+    let text = std::fs::read_to_string(&fx.config).expect("config");
+    std::fs::write(
+        &fx.config,
+        format!("{text}\n[[projects]]\nname = \"drafts\"\nbranch = \"drafts\"\npoll_interval_secs = 3600\nupstream = {url:?}\n"),
+    )
+    .expect("config");
+    let drafts_tok = helix_test_support::token_add(
+        Path::new(env!("CARGO_BIN_EXE_helix-server")),
+        &fx.config,
+        "drafts",
+        "reader",
+        "read",
+    );
+    let s = fx.start();
+    let head = up.head();
+    for p in ["whole", "sub"] {
+        let st = wait_status(&s, p, fx.tok(&format!("{p}/reader")), |v| {
+            v["commit"] == head.as_str()
+        });
+        assert!(st["last_fetch"]["error"].is_null(), "{st}");
+    }
+    let drafts = git(&up.bare, &["rev-parse", "drafts"]).trim().to_string();
+    wait_status(&s, "drafts", &drafts_tok, |v| {
+        v["commit"] == drafts.as_str()
+    });
+
+    let mirrors: Vec<_> = std::fs::read_dir(fx.data.join("mirrors"))
+        .expect("mirrors")
+        .flatten()
+        .collect();
+    assert_eq!(mirrors.len(), 1, "one mirror for the three projects");
+    let m = mirror(&fx.data, &up.bare);
+    for p in ["whole", "sub", "drafts"] {
+        assert!(
+            !fx.data.join(format!("projects/{p}/repo.git")).exists(),
+            "{p}"
+        );
+    }
+    assert_eq!(
+        git(&m, &["for-each-ref", "--format=%(refname)"]).trim(),
+        "refs/heads/drafts\nrefs/heads/main"
+    );
+    // The adopted mirror's other branches are gone; a mirror made from scratch never
+    // receives their commits.
+    let fresh = fx.root.join("fresh-data");
+    let text = std::fs::read_to_string(&fx.config).expect("config");
+    let fresh_cfg = fx.root.join("fresh.toml");
+    std::fs::write(&fresh_cfg, &text).expect("config");
+    let s2 = Server::start(&fresh_cfg, &fresh);
+    wait_status(&s2, "whole", fx.tok("whole/reader"), |v| {
+        v["commit"] == head.as_str()
+    });
+    let m2 = mirror(&fresh, &up.bare);
+    for pr in [&prs[0], &prs[499]] {
+        let present = Command::new("git")
+            .args(["cat-file", "-e", pr])
+            .current_dir(&m2)
+            .stderr(Stdio::null())
+            .status()
+            .expect("git")
+            .success();
+        assert!(!present, "pull-request commit {pr} fetched");
+    }
+    drop(s2);
+
+    // A write through the folder is in the whole repository's artifact without a refresh.
+    let (st, v) = post_entry(
+        &client(),
+        &s,
+        "sub",
+        fx.tok("sub/alice"),
+        None,
+        &json!({"topic": "ops", "title": "Drain again", "body": "Drain twice on Fridays."}),
+    );
+    assert_eq!(st, StatusCode::CREATED, "{v}");
+    let commit = v["commit"].as_str().expect("commit").to_string();
+    wait_status(&s, "whole", fx.tok("whole/reader"), |v| {
+        v["commit"] == commit.as_str()
+    });
+    let (_, _, bytes, _) = get_index(&s, "whole", fx.tok("whole/reader"));
+    assert!(entry_ids(&bytes).contains("knowledge/ops/drain-again.md"));
+}
