@@ -77,7 +77,8 @@ git clone -q --bare "$WORK/one.git" "$WORK/many.git"
 } | git -C "$WORK/many.git" fast-import --quiet
 log "branches: one.git $(git -C "$WORK/one.git" for-each-ref refs/heads | wc -l), many.git $(git -C "$WORK/many.git" for-each-ref refs/heads | wc -l)"
 
-# One ingest: prints "seconds peak_kib".
+# One ingest: prints "seconds peak_kib parse_ms" (parse_ms: listing, last-change metadata
+# and parsing, from the server's "compiled new artifact" log line).
 ingest() {
   local bin=$1 up=$2 dir=$WORK/run
   rm -rf "$dir"; mkdir -p "$dir"
@@ -91,34 +92,37 @@ ingest() {
   url=$(sed -n 's/^listening on //p' "$dir/stdout")
   until [ "$(curl -s -o /dev/null -w '%{http_code}' "$url/v1/projects/bench/index")" = 200 ]; do sleep 0.02; done
   t1=$(date +%s.%N)
-  local hwm
+  local hwm parse
   hwm=$(awk '/VmHWM/ {print $2}' "/proc/$SERVER_PID/status")
   kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=
-  echo "$(echo "$t1 - $t0" | bc) $hwm"
+  parse=$(sed 's/\x1b\[[0-9;]*m//g' "$dir/log" | sed -n 's/.*parse_ms=\([0-9]*\).*/\1/p' | head -1)
+  echo "$(echo "$t1 - $t0" | bc) $hwm ${parse:-0}"
 }
 
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-declare -A SECS MEM
+declare -A SECS MEM PARSE
 for r in $(seq 1 "$RUNS"); do
   for bin in "${BINS[@]}"; do
     for repo in one many; do
-      read -r s m < <(ingest "$bin" "$WORK/$repo.git")
-      log "run $r $(basename "$(dirname "$(dirname "$bin")")")/$(basename "$bin") $repo: ${s}s ${m} KiB"
+      read -r s m p < <(ingest "$bin" "$WORK/$repo.git")
+      log "run $r $bin $repo: ${s}s ${m} KiB, parse ${p} ms"
       SECS[$bin,$repo]+="$s "
       MEM[$bin,$repo]+="$m "
+      PARSE[$bin,$repo]+="$p "
     done
   done
 done
 
-echo "| binary | upstream | initial ingest, s (median of $RUNS) | peak RSS, MiB |"
-echo "|---|---|---|---|"
+echo "| binary | upstream | initial ingest, s (median of $RUNS) | of which list + metadata + parse, ms | peak RSS, MiB |"
+echo "|---|---|---|---|---|"
 for bin in "${BINS[@]}"; do
   for repo in one many; do
     s=$(tr ' ' '\n' <<< "${SECS[$bin,$repo]}" | grep . | median)
     m=$(tr ' ' '\n' <<< "${MEM[$bin,$repo]}" | grep . | median)
+    p=$(tr ' ' '\n' <<< "${PARSE[$bin,$repo]}" | grep . | median)
     label="1 branch"; [ "$repo" = many ] && label="1 + $BRANCHES branches"
-    echo "| $bin | $ENTRIES entries, $COMMITS commits, $label | $s | $(echo "scale=1; $m / 1024" | bc) |"
+    echo "| $bin | $ENTRIES entries, $COMMITS commits, $label | $s | $p | $(echo "scale=1; $m / 1024" | bc) |"
   done
 done
 echo
