@@ -581,38 +581,17 @@ impl<B: AsRef<[u8]>> Index<B> {
         key: &[u8],
         prefix: bool,
     ) -> Result<Range<usize>, FormatError> {
+        let all = 0..self.key_rows(kind).len();
+        if prefix {
+            return self.prefix_range(kind, all, key);
+        }
         let rows = self.key_rows(kind);
         let mut err = None;
-        let mut cmp_at = |i: usize| match self.bytes_at(rows[i].key, "source") {
-            Ok(k) => k,
-            Err(e) => {
-                err = Some(e);
-                &[][..]
-            }
-        };
-        let mut lo = 0;
-        let mut hi = rows.len();
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if cmp_at(mid) < key {
-                lo = mid + 1
-            } else {
-                hi = mid
-            }
-        }
-        let start = lo;
-        let mut end = start;
-        while end < rows.len() {
-            let k = cmp_at(end);
-            let hit = if prefix { k.starts_with(key) } else { k == key };
-            if !hit {
-                break;
-            }
-            end += 1;
-        }
+        let start = partition(rows.len(), |i| self.key_of(rows, i, &mut err) < key);
+        let end = partition(rows.len(), |i| self.key_of(rows, i, &mut err) <= key);
         match err {
             Some(e) => Err(e),
-            None => Ok(start..end),
+            None => Ok(start..end.max(start)),
         }
     }
 
@@ -626,22 +605,24 @@ impl<B: AsRef<[u8]>> Index<B> {
     ) -> Result<Range<usize>, FormatError> {
         let rows = &self.key_rows(kind)[range.clone()];
         let mut err = None;
-        let mut key_at = |i: usize| match self.bytes_at(rows[i].key, "source") {
-            Ok(k) => k,
-            Err(e) => {
-                err = Some(e);
-                &[][..]
-            }
-        };
-        let start = partition(rows.len(), |i| key_at(i) < prefix);
+        let start = partition(rows.len(), |i| self.key_of(rows, i, &mut err) < prefix);
         let end = partition(rows.len(), |i| {
-            let k = key_at(i);
+            let k = self.key_of(rows, i, &mut err);
             k < prefix || k.starts_with(prefix)
         });
         match err {
             Some(e) => Err(e),
             None => Ok(range.start + start..range.start + end.max(start)),
         }
+    }
+
+    /// The key of row `i` of a key table; a damaged one reads as empty (keeping the binary
+    /// search going) and is reported through `err`.
+    fn key_of(&self, rows: &[KeyRecord], i: usize, err: &mut Option<FormatError>) -> &[u8] {
+        self.bytes_at(rows[i].key, "source").unwrap_or_else(|e| {
+            *err = Some(e);
+            &[]
+        })
     }
 
     fn entries_of(

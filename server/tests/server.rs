@@ -19,6 +19,11 @@ fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 fn git_as(dir: &Path, author: &str, args: &[&str]) -> String {
+    git_env(dir, author, &[], args)
+}
+
+/// Runs git in `dir` as `author`, with extra environment (`GIT_AUTHOR_DATE`…).
+fn git_env(dir: &Path, author: &str, env: &[(&str, &str)], args: &[&str]) -> String {
     let email = format!("{}@example.com", author.to_lowercase().replace(' ', "."));
     let out = Command::new("git")
         .current_dir(dir)
@@ -30,6 +35,7 @@ fn git_as(dir: &Path, author: &str, args: &[&str]) -> String {
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("HOME", dir)
         .env("GIT_TERMINAL_PROMPT", "0")
+        .envs(env.iter().copied())
         .output()
         .expect("git runs");
     assert!(

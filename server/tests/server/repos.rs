@@ -4,29 +4,6 @@
 
 use super::*;
 
-/// Runs git in `dir` as `author`, with extra environment (`GIT_AUTHOR_DATE`…).
-fn git_env(dir: &Path, author: &str, env: &[(&str, &str)], args: &[&str]) -> String {
-    let email = format!("{}@example.com", author.to_lowercase().replace(' ', "."));
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", author)
-        .env("GIT_AUTHOR_EMAIL", &email)
-        .env("GIT_COMMITTER_NAME", author)
-        .env("GIT_COMMITTER_EMAIL", &email)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
-        .envs(env.iter().copied())
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 /// Writes `files` into the work clone and stages them.
 fn write_files(up: &Upstream, files: &[(&str, &str)]) {
     for (p, c) in files {
