@@ -123,6 +123,7 @@ pub fn plugin_json() -> Value {
                 "Team knowledge for AI coding agents: helix's nine hooks and its MCP tools (search, store, read, brief, topics), answered from the local helix cache.",
             ),
         ),
+        ("author", object(vec![("name", string("helix"))])),
         ("license", string(env!("CARGO_PKG_LICENSE"))),
         (
             "keywords",
@@ -136,6 +137,10 @@ pub fn marketplace_json() -> Value {
     object(vec![
         ("name", string(MARKETPLACE)),
         ("owner", object(vec![("name", string("helix"))])),
+        (
+            "description",
+            string("helix, team knowledge for AI coding agents, as a Claude Code plugin"),
+        ),
         (
             "plugins",
             Value::Array(vec![object(vec![
