@@ -112,6 +112,7 @@ class Workspace:
             "XDG_CACHE_HOME": os.path.join(self.home, ".cache"),
             "XDG_DATA_HOME": os.path.join(self.home, ".local", "share"),
             "XDG_STATE_HOME": os.path.join(self.home, ".local", "state"),
+            "XDG_RUNTIME_DIR": os.path.join(root, "run"),
             "TMPDIR": os.path.join(root, "tmp"),
             "HELIX_LOG": os.path.join(root, "helix-hooks.log"),
             "HELIX_SYNC_MAX_AGE": "off",

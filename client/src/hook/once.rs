@@ -2,14 +2,19 @@
 //! project settings, or a plugin next to `helix hooks install` — answers only the first time.
 //!
 //! Decided in dispatch, before any handler runs: the first process to create
-//! `$XDG_CACHE_HOME/helix/claims/<session>/<hook>.<xxh3 of stdin>` (`O_EXCL`, atomic on
-//! every local file system) answers; a second one that finds that claim fresh prints nothing.
-//! Duplicates get byte-identical stdin and start together, so "fresh" is a few seconds; the
-//! same input again later (a second compaction's `SessionStart`) takes the next free
-//! generation (`….1`, `….2`) and is answered. One `open` per hook call in the common case.
+//! `claims/<session>/<hook>.<xxh3 of stdin>` (`O_EXCL`, atomic) answers; a second one that
+//! finds that claim fresh prints nothing. Duplicates get byte-identical stdin and start
+//! together, so "fresh" is a few seconds; the same input again later (a second compaction's
+//! `SessionStart`) takes the next free generation (`….1`, `….2`) and is answered.
+//!
+//! Claims live in memory: `$XDG_RUNTIME_DIR/helix/claims`, else a private
+//! `/dev/shm/helix-<uid>/claims`, else the cache directory. Creating a file on a journaling
+//! disk can wait behind a journal commit while a build writes (measured: +0.7 ms per hook on
+//! ext4 under load, +25 µs on tmpfs); stale claims are swept as sessions go on.
 
 use std::fs::OpenOptions;
 use std::io::ErrorKind;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -21,11 +26,40 @@ pub const FRESH: Duration = Duration::from_secs(10);
 /// Past this many generations of one input in one session, calls are answered unclaimed.
 const MAX_GENERATIONS: u32 = 32;
 
-/// Claim directories of sessions older than this are deleted when a session starts.
-const KEEP: Duration = Duration::from_secs(3 * 24 * 3600);
+/// Claim directories of sessions idle this long are deleted when a session starts.
+const KEEP: Duration = Duration::from_secs(24 * 3600);
+
+/// About one new claim in this many sweeps its session's stale claims away.
+const SWEEP_EVERY: u64 = 64;
 
 fn root() -> PathBuf {
-    crate::paths::cache_dir().join("claims")
+    memory_dir()
+        .unwrap_or_else(crate::paths::cache_dir)
+        .join("claims")
+}
+
+/// A directory in memory that only this user can write: `$XDG_RUNTIME_DIR/helix`, else
+/// `/dev/shm/helix-<uid>` (made 0700; refused unless it is a real directory owned by us and
+/// closed to others, so nobody else can pre-empt or redirect the claims).
+fn memory_dir() -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("XDG_RUNTIME_DIR").map(PathBuf::from)
+        && d.is_absolute()
+    {
+        return Some(d.join("helix"));
+    }
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    #[allow(unsafe_code)]
+    let uid = unsafe { libc::geteuid() };
+    let dir = PathBuf::from(format!("/dev/shm/helix-{uid}"));
+    let private = |m: &std::fs::Metadata| m.is_dir() && m.uid() == uid && m.mode() & 0o077 == 0;
+    match dir.symlink_metadata() {
+        Ok(m) => private(&m).then_some(dir),
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            let made = std::fs::DirBuilder::new().mode(0o700).create(&dir);
+            (made.is_ok() || dir.symlink_metadata().is_ok_and(|m| private(&m))).then_some(dir)
+        }
+        Err(_) => None,
+    }
 }
 
 /// Whether this call of `hook` with stdin `input` in `session` is the first: `false` means a
@@ -34,7 +68,24 @@ fn root() -> PathBuf {
 pub fn first_call(session: &str, hook: &str, input: &[u8]) -> bool {
     let dir = root().join(session);
     let hash = xxhash_rust::xxh3::xxh3_64(input);
-    claim(&dir, &format!("{hook}.{hash:016x}"), SystemTime::now())
+    let now = SystemTime::now();
+    let first = claim(&dir, &format!("{hook}.{hash:016x}"), now);
+    if first && hash.is_multiple_of(SWEEP_EVERY) {
+        sweep(&dir, now);
+    }
+    first
+}
+
+/// Deletes a session's claims that are no longer fresh: they decide nothing any more.
+fn sweep(dir: &Path, now: SystemTime) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten().take(100_000) {
+        if e.metadata().is_ok_and(|m| !is_fresh(&m, now)) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
 }
 
 fn claim(dir: &Path, name: &str, now: SystemTime) -> bool {
@@ -78,7 +129,7 @@ fn is_fresh(m: &std::fs::Metadata, now: SystemTime) -> bool {
         .is_some_and(|t| now.duration_since(t).unwrap_or_default() < FRESH)
 }
 
-/// Deletes the claim directories of sessions not active for three days.
+/// Deletes the claim directories of sessions idle for a day.
 pub fn prune() {
     let Ok(rd) = std::fs::read_dir(root()) else {
         return;
@@ -120,6 +171,15 @@ mod tests {
         assert!(claim(&dir, "prompt.00", now));
         assert!(dir.join("prompt.00.1").is_file());
         assert!(!claim(&dir, "prompt.00", now));
+        // A sweep keeps the fresh claims only.
+        let later = now + FRESH + Duration::from_secs(1);
+        std::fs::File::options()
+            .write(true)
+            .open(dir.join("prompt.01"))
+            .and_then(|f| f.set_modified(now))
+            .expect("touch");
+        sweep(&dir, later - Duration::from_secs(2));
+        assert!(dir.join("prompt.01").is_file() && !dir.join("prompt.00").exists());
         let _ = std::fs::remove_dir_all(&tmp);
     }
 }

@@ -120,6 +120,8 @@ impl Fixture {
             .env("XDG_CONFIG_HOME", self.home.join("config"))
             .env("XDG_CACHE_HOME", self.home.join("cache"))
             .env("XDG_DATA_HOME", self.home.join("data"))
+            // Where duplicate-call claims go (in memory on a real machine).
+            .env("XDG_RUNTIME_DIR", self.home.join("run"))
             // No background sync unless a test asks for one.
             .env("HELIX_SYNC_MAX_AGE", "0")
             .env_remove("HELIX_TOKEN")
@@ -1035,8 +1037,8 @@ fn a_second_call_with_the_same_input_in_a_session_is_silent() {
     context(&f.hook("prompt", &prompt("p1")), "UserPromptSubmit");
     assert_eq!(f.hook("prompt", &prompt("p1")), "");
     context(&f.hook("prompt", &prompt("p2")), "UserPromptSubmit");
-    // Claims sit under the cache, per session.
-    let claims = f.home.join("cache/helix/claims/sess-1");
+    // Claims sit in the runtime directory (memory), per session.
+    let claims = f.home.join("run/helix/claims/sess-1");
     assert!(
         std::fs::read_dir(&claims).expect("claims").count() >= 3,
         "{claims:?}"

@@ -375,6 +375,7 @@ impl Dev {
             .env("XDG_CONFIG_HOME", self.config_home())
             .env("XDG_CACHE_HOME", self.cache_home())
             .env("XDG_DATA_HOME", self.data_home())
+            .env("XDG_RUNTIME_DIR", self.home.join("run"))
             // A hook must not start a background sync behind the test's back.
             .env("HELIX_SYNC_MAX_AGE", "off")
             .env_remove("HELIX_TOKEN")
