@@ -131,20 +131,8 @@ fn is_fresh(m: &std::fs::Metadata, now: SystemTime) -> bool {
 
 /// Deletes the claim directories of sessions idle for a day.
 pub fn prune() {
-    let Ok(rd) = std::fs::read_dir(root()) else {
-        return;
-    };
-    let now = SystemTime::now();
-    for e in rd.flatten().take(10_000) {
-        let old = e
-            .metadata()
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| now.duration_since(t).ok())
-            .is_some_and(|age| age > KEEP);
-        if old {
-            let _ = std::fs::remove_dir_all(e.path());
-        }
+    for old in crate::sys::entries_older_than(&root(), KEEP) {
+        let _ = std::fs::remove_dir_all(old);
     }
 }
 

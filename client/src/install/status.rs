@@ -86,26 +86,16 @@ pub fn scan(cwd: &Path) -> Report {
     let mut scopes = Vec::new();
     let mut mcpjson_enabled = false;
     for (label, path) in files {
-        match load(&path) {
-            Err(e) => r
-                .findings
-                .push(Finding::new(Level::Problem, label, format!("{e:#}"))),
-            Ok(None) => r.findings.push(Finding::new(
-                Level::Ok,
+        if let Some(doc) = load_reporting(label, &path, &mut r) {
+            mcpjson_enabled |= label != "user" && settings::mcpjson_server_enabled(&doc);
+            let scope = Scope {
                 label,
-                format!("{}: no file", path.display()),
-            )),
-            Ok(Some((doc, _))) => {
-                mcpjson_enabled |= label != "user" && settings::mcpjson_server_enabled(&doc);
-                let scope = Scope {
-                    label,
-                    commands: settings::helix_commands(&doc),
-                    plugins: settings::helix_plugins(&doc),
-                    path,
-                };
-                describe_hooks(&scope, &mut r);
-                scopes.push(scope);
-            }
+                commands: settings::helix_commands(&doc),
+                plugins: settings::helix_plugins(&doc),
+                path,
+            };
+            describe_hooks(&scope, &mut r);
+            scopes.push(scope);
         }
     }
     let servers = describe_servers(&dir, mcpjson_enabled, &mut r);
@@ -113,6 +103,26 @@ pub fn scan(cwd: &Path) -> Report {
     check_tool_names(&scopes, &servers, &mut r);
     check_duplicates(&scopes, &mut r);
     r
+}
+
+/// The document at `path`; a missing file is reported as such, invalid JSON as a problem.
+fn load_reporting(label: &'static str, path: &Path, r: &mut Report) -> Option<Value> {
+    match load(path) {
+        Err(e) => {
+            r.findings
+                .push(Finding::new(Level::Problem, label, format!("{e:#}")));
+            None
+        }
+        Ok(None) => {
+            r.findings.push(Finding::new(
+                Level::Ok,
+                label,
+                format!("{}: no file", path.display()),
+            ));
+            None
+        }
+        Ok(Some((doc, _))) => Some(doc),
+    }
 }
 
 fn describe_hooks(s: &Scope, r: &mut Report) {
@@ -200,42 +210,22 @@ struct Servers {
 fn describe_servers(dir: &Path, mcpjson_enabled: bool, r: &mut Report) -> Servers {
     let mut default = false;
     let path = dir.join(".mcp.json");
-    match load(&path) {
-        Err(e) => r
-            .findings
-            .push(Finding::new(Level::Problem, "mcp", format!("{e:#}"))),
-        Ok(None) => r.findings.push(Finding::new(
-            Level::Ok,
-            "mcp",
-            format!("{}: no file", path.display()),
-        )),
-        Ok(Some((doc, _))) => {
-            let approved = if mcpjson_enabled {
-                "; approved in enabledMcpjsonServers"
-            } else {
-                ""
-            };
-            default |= server_finding("mcp", &path, mcp::entry(&doc), approved, r);
-        }
+    if let Some(doc) = load_reporting("mcp", &path, r) {
+        let approved = if mcpjson_enabled {
+            "; approved in enabledMcpjsonServers"
+        } else {
+            ""
+        };
+        default |= server_finding("mcp", &path, mcp::entry(&doc), approved, r);
     }
     let Ok(global) = resolve::global_config() else {
         return Servers { default };
     };
-    match load(&global) {
-        Err(e) => r
-            .findings
-            .push(Finding::new(Level::Problem, "mcp-user", format!("{e:#}"))),
-        Ok(None) => r.findings.push(Finding::new(
-            Level::Ok,
-            "mcp-user",
-            format!("{}: no file", global.display()),
-        )),
-        Ok(Some((doc, _))) => {
-            default |= server_finding("mcp-user", &global, mcp::entry(&doc), "", r);
-            let key = dir.to_string_lossy();
-            if let Some(e) = mcp::local_entry(&doc, &key) {
-                default |= server_finding("mcp-local", &global, Some(e), "", r);
-            }
+    if let Some(doc) = load_reporting("mcp-user", &global, r) {
+        default |= server_finding("mcp-user", &global, mcp::entry(&doc), "", r);
+        let key = dir.to_string_lossy();
+        if let Some(e) = mcp::local_entry(&doc, &key) {
+            default |= server_finding("mcp-local", &global, Some(e), "", r);
         }
     }
     Servers { default }
