@@ -380,6 +380,12 @@ fn offer_to_remove_duplicates(scope: &Scope, cwd: &Path) -> Result<()> {
 }
 
 fn write_plugin(dir: &Path) -> Result<ExitCode> {
+    // As a `claude plugin marketplace add` argument, a relative directory needs its `./`.
+    let shown = if dir.is_absolute() || dir.starts_with(".") {
+        dir.display().to_string()
+    } else {
+        format!("./{}", dir.display())
+    };
     for (rel, text) in plugin::files()? {
         let path = dir.join(rel);
         if let Some(parent) = path.parent() {
@@ -391,14 +397,13 @@ fn write_plugin(dir: &Path) -> Result<ExitCode> {
         eprintln!("helix hooks: plugin: wrote {}", path.display());
     }
     eprintln!(
-        "next: commit {dir}, then in Claude Code `/plugin marketplace add ./{dir}` and `/plugin install {}@{}` \
-         (or `claude plugin marketplace add ./{dir} --scope project` and `claude plugin install {}@{} --scope project`, \
+        "next: commit {shown}, then in Claude Code `/plugin marketplace add {shown}` and `/plugin install {}@{}` \
+         (or `claude plugin marketplace add {shown} --scope project` and `claude plugin install {}@{} --scope project`, \
          which record both in .claude/settings.json for the team)",
         plugin::NAME,
         plugin::MARKETPLACE,
         plugin::NAME,
         plugin::MARKETPLACE,
-        dir = dir.display()
     );
     Ok(ExitCode::SUCCESS)
 }
