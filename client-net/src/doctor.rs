@@ -4,6 +4,7 @@
 use anyhow::Result;
 use helix_client::commands::doctor::Args;
 use helix_client::knowledge::INDEX_FILE;
+use helix_index_format::Census;
 use std::process::ExitCode;
 
 struct Out {
@@ -20,6 +21,38 @@ impl Out {
     }
     fn note(&self, what: &str) {
         println!("note  {what}");
+    }
+}
+
+/// The server's `/status` as counts: entries, invalid files, skipped Markdown by reason.
+fn census_of_status(v: &serde_json::Value) -> Census {
+    let skipped = v["skipped"].as_object().into_iter().flatten();
+    Census {
+        entries: v["entries"].as_u64().unwrap_or(0),
+        invalid: v["diagnostics"].as_array().map_or(0, |d| d.len() as u64),
+        ..Census::default()
+    }
+    .with_skipped_keys(skipped.map(|(k, n)| (k.as_str(), n.as_u64().unwrap_or(0))))
+}
+
+/// What a project's knowledge holds, as `helix check` counts it: Markdown but no entry is
+/// something to fix (the wrong folder, or a layout helix does not read).
+fn knowledge_report(out: &mut Out, project: &str, census: &Census) {
+    match census.warning() {
+        Some(w) => out.fix(
+            &format!("project {project}: {w}"),
+            "point the project at the folder that holds the entries (server `subdir`, or `local` in .helix.toml), or move them into topic folders",
+        ),
+        None => {
+            let mut line = format!(
+                "project {project}: {} entries, {} invalid",
+                census.entries, census.invalid
+            );
+            if let Some(skipped) = census.skipped_line() {
+                line.push_str(&format!("; {skipped}"));
+            }
+            out.ok(&line);
+        }
     }
 }
 
@@ -91,7 +124,13 @@ pub fn run(_a: Args) -> Result<ExitCode> {
                 rb = rb.bearer_auth(t);
             }
             match rb.send() {
-                Ok(r) if r.status().is_success() => out.ok(&format!("project {p} readable")),
+                Ok(r) if r.status().is_success() => {
+                    out.ok(&format!("project {p} readable"));
+                    match r.json::<serde_json::Value>() {
+                        Ok(v) => knowledge_report(&mut out, p, &census_of_status(&v)),
+                        Err(e) => out.note(&format!("project {p}: unreadable status: {e}")),
+                    }
+                }
                 Ok(r) if r.status().as_u16() == 401 => out.fix(
                     &format!("project {p}: 401 unauthorized"),
                     if token {
@@ -111,6 +150,16 @@ pub fn run(_a: Args) -> Result<ExitCode> {
                 Ok(r) => out.note(&format!("project {p}: status answered {}", r.status())),
                 Err(_) => {}
             }
+        }
+    }
+    if let Some(local) = &cfg.local {
+        let p = cfg.projects.first().map(String::as_str).unwrap_or("local");
+        match helix_client::compile::compile_dir(local, false) {
+            Ok(c) => knowledge_report(&mut out, p, &c.census),
+            Err(e) => out.fix(
+                &format!("local knowledge {}: {e:#}", local.display()),
+                "fix `local` in .helix.toml",
+            ),
         }
     }
     for p in &cfg.projects {

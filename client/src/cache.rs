@@ -132,6 +132,9 @@ pub fn compile_local(cfg: &ProjectConfig, project: &str) -> Result<Report> {
     for d in &c.diagnostics {
         eprintln!("{d}");
     }
+    if let Some(w) = c.census.warning() {
+        eprintln!("helix: warning: {project}: {w}");
+    }
     let generation = old.as_ref().map_or(1, |m| m.generation + 1);
     let bytes = crate::compile::to_artifact(&c, project, generation)?;
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;

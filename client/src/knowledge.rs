@@ -325,6 +325,11 @@ impl Knowledge {
         self.collect(|i| i.by_file_name(name))
     }
 
+    /// Entries with a glob source (`applyTo: '**/*.ts'`) that matches this path.
+    pub fn by_source_glob(&self, repo_rel_path: &str) -> Vec<(&str, EntryRef<'_>)> {
+        self.collect(|i| i.by_source_glob(repo_rel_path))
+    }
+
     /// Topics sharing sources with `path`, most shared first.
     pub fn related_topics(&self, path: &str) -> Vec<(&str, TopicCount<'_>)> {
         let mut merged: BTreeMap<(&str, &str), u32> = BTreeMap::new();

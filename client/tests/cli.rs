@@ -13,5 +13,7 @@ mod hooks;
 mod install;
 #[path = "cli/mcp.rs"]
 mod mcp;
+#[path = "cli/repos.rs"]
+mod repos;
 #[path = "cli/sync.rs"]
 mod sync;

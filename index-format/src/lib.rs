@@ -20,8 +20,8 @@ pub mod wire;
 pub use build::{BuildError, BuildInfo, build};
 pub use entry::yaml;
 pub use entry::{
-    Diagnostic, Entry, GitMeta, MAX_ENTRY_BYTES, format_day, is_entry_path, parse_entry,
-    render_entry, slugify,
+    Census, Diagnostic, Entry, FileKind, GitMeta, MAX_ENTRY_BYTES, Root, Skip, format_day,
+    glob_matches, is_entry_path, is_glob, parse_entry, render_entry, slugify,
 };
 pub use error::FormatError;
 pub use read::{DECLARED_LEN_PREFIX, EntryRef, Index, Meta, TopicCount, declared_len};

@@ -337,6 +337,57 @@ impl<B: AsRef<[u8]>> Index<B> {
         self.entries_of(SectionKind::FileNames, range)
     }
 
+    /// Entries with a glob source (`applyTo: '**/*.ts'`) that matches this
+    /// repository-relative path. Globs are stored as sources; only those whose literal
+    /// prefix is a prefix of the path (or, for a glob without `/`, of its file name) are
+    /// looked at, found by narrowing the sorted tables one character at a time.
+    pub fn by_source_glob(&self, path: &str) -> Result<Vec<EntryRef<'_>>, FormatError> {
+        let path = normalize_query_path(path);
+        if path.is_empty() {
+            return Ok(Vec::new());
+        }
+        let name = path.rsplit('/').next().unwrap_or(&path);
+        let mut docs = Vec::new();
+        let mut probe = Vec::with_capacity(path.len() + 1);
+        for (kind, key) in [
+            (SectionKind::Sources, &path[..]),
+            (SectionKind::FileNames, name),
+        ] {
+            let (rows, key) = (self.key_rows(kind), key.as_bytes());
+            // Invariant: every row in `within` starts with `key[..len]`.
+            let mut within = 0..rows.len();
+            for len in 0..=key.len() {
+                for meta in [b'*', b'?', b'[', b'{'] {
+                    probe.clear();
+                    probe.extend_from_slice(&key[..len]);
+                    probe.push(meta);
+                    let hits = self.prefix_range(kind, within.clone(), &probe)?;
+                    docs.extend(rows[hits].iter().map(|k| k.entry.get()));
+                }
+                if len == key.len() {
+                    break;
+                }
+                within = self.prefix_range(kind, within, &key[..=len])?;
+                if within.is_empty() {
+                    break;
+                }
+            }
+        }
+        docs.sort_unstable();
+        docs.dedup();
+        let mut out = Vec::new();
+        for doc in docs {
+            let e = self.entry(doc)?;
+            if e.sources
+                .iter()
+                .any(|s| crate::entry::is_glob(s) && crate::entry::glob_matches(s, &path))
+            {
+                out.push(e);
+            }
+        }
+        Ok(out)
+    }
+
     /// All topics with their entry counts, sorted by name.
     pub fn topics(&self) -> Result<Vec<TopicCount<'_>>, FormatError> {
         self.topic_rows()
@@ -530,39 +581,48 @@ impl<B: AsRef<[u8]>> Index<B> {
         key: &[u8],
         prefix: bool,
     ) -> Result<Range<usize>, FormatError> {
+        let all = 0..self.key_rows(kind).len();
+        if prefix {
+            return self.prefix_range(kind, all, key);
+        }
         let rows = self.key_rows(kind);
         let mut err = None;
-        let mut cmp_at = |i: usize| match self.bytes_at(rows[i].key, "source") {
-            Ok(k) => k,
-            Err(e) => {
-                err = Some(e);
-                &[][..]
-            }
-        };
-        let mut lo = 0;
-        let mut hi = rows.len();
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if cmp_at(mid) < key {
-                lo = mid + 1
-            } else {
-                hi = mid
-            }
-        }
-        let start = lo;
-        let mut end = start;
-        while end < rows.len() {
-            let k = cmp_at(end);
-            let hit = if prefix { k.starts_with(key) } else { k == key };
-            if !hit {
-                break;
-            }
-            end += 1;
-        }
+        let start = partition(rows.len(), |i| self.key_of(rows, i, &mut err) < key);
+        let end = partition(rows.len(), |i| self.key_of(rows, i, &mut err) <= key);
         match err {
             Some(e) => Err(e),
-            None => Ok(start..end),
+            None => Ok(start..end.max(start)),
         }
+    }
+
+    /// Rows of `range` (of a sorted key table) whose key starts with `prefix`, by two
+    /// binary searches.
+    fn prefix_range(
+        &self,
+        kind: SectionKind,
+        range: Range<usize>,
+        prefix: &[u8],
+    ) -> Result<Range<usize>, FormatError> {
+        let rows = &self.key_rows(kind)[range.clone()];
+        let mut err = None;
+        let start = partition(rows.len(), |i| self.key_of(rows, i, &mut err) < prefix);
+        let end = partition(rows.len(), |i| {
+            let k = self.key_of(rows, i, &mut err);
+            k < prefix || k.starts_with(prefix)
+        });
+        match err {
+            Some(e) => Err(e),
+            None => Ok(range.start + start..range.start + end.max(start)),
+        }
+    }
+
+    /// The key of row `i` of a key table; a damaged one reads as empty (keeping the binary
+    /// search going) and is reported through `err`.
+    fn key_of(&self, rows: &[KeyRecord], i: usize, err: &mut Option<FormatError>) -> &[u8] {
+        self.bytes_at(rows[i].key, "source").unwrap_or_else(|e| {
+            *err = Some(e);
+            &[]
+        })
     }
 
     fn entries_of(
@@ -577,6 +637,20 @@ impl<B: AsRef<[u8]>> Index<B> {
         docs.dedup();
         docs.into_iter().map(|d| self.entry(d)).collect()
     }
+}
+
+/// The first index in `0..len` where `below` turns false (it must be true, then false).
+fn partition(len: usize, mut below: impl FnMut(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, len);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if below(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 /// Query paths arrive as typed by people and tools (`./src/a.rs`, `src\\a.rs:42`, `/src/a.rs`):

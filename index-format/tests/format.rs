@@ -309,6 +309,57 @@ fn source_lookups_and_related_topics() {
     );
 }
 
+/// Glob sources (`applyTo`, `globs`) are stored as sources and found by the paths they
+/// match, whether their literal prefix is a folder, a file-name prefix or empty.
+#[test]
+fn glob_sources_find_the_paths_they_match() {
+    let with = |id: &str, sources: &[&str]| {
+        let mut e = entry(id, id, "Instructions for some files.\n");
+        e.sources = sources.iter().map(|s| s.to_string()).collect();
+        e
+    };
+    let entries = vec![
+        with("copilot/ci.md", &[".github/workflows/*.yml"]),
+        with("copilot/ts.md", &["**/*.{ts,tsx}"]),
+        with("cursor/db.md", &["src/db/**/*.rs", "docs/db.md"]),
+        with("cursor/docker.md", &["Dockerfile*"]),
+        with("ops/literal.md", &["src/db/pool.rs"]),
+        // Many unrelated literal sources around the globs' prefixes.
+        with(
+            "misc/noise.md",
+            &["src/a.rs", "src/db.rs", "src/dbx/x.rs", ".github/x.yml"],
+        ),
+    ];
+    let bytes = build(&entries, &info()).unwrap();
+    let index = Index::open(bytes).unwrap();
+    let by = |p: &str| {
+        let mut ids: Vec<String> = index
+            .by_source_glob(p)
+            .unwrap()
+            .into_iter()
+            .map(|e| e.id.to_string())
+            .collect();
+        ids.sort();
+        ids
+    };
+    assert_eq!(by(".github/workflows/ci.yml"), ["copilot/ci.md"]);
+    assert_eq!(by("./.github/workflows/release.yml"), ["copilot/ci.md"]);
+    assert!(by(".github/workflows/nested/ci.yml").is_empty());
+    assert_eq!(by("web/src/App.tsx"), ["copilot/ts.md"]);
+    assert_eq!(by("main.ts"), ["copilot/ts.md"]);
+    assert_eq!(by("src/db/migrate/v2.rs"), ["cursor/db.md"]);
+    assert_eq!(
+        by("src/db/pool.rs"),
+        ["cursor/db.md"],
+        "literal sources are by_source's"
+    );
+    assert_eq!(by("deploy/Dockerfile.prod"), ["cursor/docker.md"]);
+    assert_eq!(by("Dockerfile"), ["cursor/docker.md"]);
+    assert!(by("src/dbx/x.rs").is_empty());
+    assert!(by("docs/db.md").is_empty());
+    assert!(by("").is_empty());
+}
+
 #[test]
 fn empty_index_is_valid() {
     let bytes = build(&[], &BuildInfo::default()).unwrap();
@@ -419,6 +470,7 @@ fn exercise(bytes: &[u8]) {
     let _ = index.entry_by_id("git/rebase-onto.md");
     let _ = index.by_source("src/cache/entry.rs");
     let _ = index.by_file_name("key.rs");
+    let _ = index.by_source_glob(".github/workflows/ci.yml");
     let _ = index.topics();
     let _ = index.related_topics("src/cache/x.rs");
 }

@@ -303,6 +303,7 @@ async fn get_status(
     let (_, p) = authorize(&state, &caller, &project, Scope::Read)?;
     let c = p.current();
     let f = p.fetch_status();
+    let census = p.census();
     Ok(Json(json!({
         "project": project,
         "commit": c.as_ref().map(|c| c.info.commit.clone()),
@@ -310,6 +311,8 @@ async fn get_status(
         "entries": c.as_ref().map(|c| c.info.entries).unwrap_or(0),
         "artifact_bytes": c.as_ref().map(|c| c.info.bytes).unwrap_or(0),
         "diagnostics": p.diagnostics(),
+        "skipped": census.skipped_by_key(),
+        "warnings": census.warning().into_iter().collect::<Vec<_>>(),
         "last_fetch": {"at": f.at, "error": f.error},
     }))
     .into_response())

@@ -48,16 +48,15 @@ impl AppState {
     pub async fn start(config: Config) -> Result<AppState, ServeError> {
         tokio::task::spawn_blocking(move || {
             let metrics = Arc::new(Metrics::default());
-            let mut projects = BTreeMap::new();
-            for p in &config.projects {
-                let project = Project::start(
-                    p.clone(),
-                    &config.data_dir,
-                    config.keep_artifacts,
-                    metrics.clone(),
-                )?;
-                projects.insert(p.name.clone(), project);
-            }
+            let projects: BTreeMap<String, Arc<Project>> = crate::project::start_all(
+                &config.projects,
+                &config.data_dir,
+                config.keep_artifacts,
+                &metrics,
+            )?
+            .into_iter()
+            .map(|p| (p.name().to_string(), p))
+            .collect();
             Ok(AppState(Arc::new(Inner {
                 access: std::sync::RwLock::new(Arc::new(config.clone())),
                 config,

@@ -1,6 +1,7 @@
 //! The artifact store of one project: immutable `<content-hash>.hix` files written
 //! atomically, a `current.json` pointer (also atomic), and pruning to the last few.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -36,6 +37,18 @@ pub struct Pointer {
     pub kept: Vec<ArtifactInfo>,
     #[serde(default)]
     pub diagnostics: Vec<DiagnosticInfo>,
+    /// Markdown files of the served commit that are not entries, by reason
+    /// (`helix_index_format::Skip::key`).
+    #[serde(default)]
+    pub skipped: BTreeMap<String, u64>,
+}
+
+/// What reading a commit's files found besides the entries: files that are not valid
+/// entries, and Markdown files skipped by reason.
+#[derive(Debug, Clone, Default)]
+pub struct Findings {
+    pub diagnostics: Vec<DiagnosticInfo>,
+    pub skipped: BTreeMap<String, u64>,
 }
 
 /// An artifact held in memory for serving.
@@ -146,7 +159,7 @@ impl ArtifactStore {
         generation: u64,
         entries: u64,
         built_at: i64,
-        diagnostics: Vec<DiagnosticInfo>,
+        findings: Findings,
     ) -> Result<(Arc<Served>, Pointer), StoreError> {
         let hash = content_hash(&bytes);
         let path = self.file(&hash);
@@ -164,7 +177,8 @@ impl ArtifactStore {
             .retain(|k| k.hash != info.hash && k.commit != info.commit);
         ptr.kept.insert(0, info.clone());
         ptr.kept.truncate(self.keep);
-        ptr.diagnostics = diagnostics;
+        ptr.diagnostics = findings.diagnostics;
+        ptr.skipped = findings.skipped;
         let json = serde_json::to_vec_pretty(&ptr).map_err(StoreError::Encode)?;
         write_atomic(&self.pointer_path, &json).map_err(io("write", &self.pointer_path))?;
         self.prune(&ptr);
@@ -202,7 +216,14 @@ mod tests {
         let store = ArtifactStore::new(dir.path(), 2).expect("store");
         for g in 1..=3u64 {
             store
-                .save(vec![g as u8; 10], &format!("c{g}"), g, 1, 0, vec![])
+                .save(
+                    vec![g as u8; 10],
+                    &format!("c{g}"),
+                    g,
+                    1,
+                    0,
+                    Findings::default(),
+                )
                 .expect("save");
         }
         let files = std::fs::read_dir(dir.path().join("artifacts"))

@@ -19,6 +19,11 @@ fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 fn git_as(dir: &Path, author: &str, args: &[&str]) -> String {
+    git_env(dir, author, &[], args)
+}
+
+/// Runs git in `dir` as `author`, with extra environment (`GIT_AUTHOR_DATE`…).
+fn git_env(dir: &Path, author: &str, env: &[(&str, &str)], args: &[&str]) -> String {
     let email = format!("{}@example.com", author.to_lowercase().replace(' ', "."));
     let out = Command::new("git")
         .current_dir(dir)
@@ -30,6 +35,7 @@ fn git_as(dir: &Path, author: &str, args: &[&str]) -> String {
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("HOME", dir)
         .env("GIT_TERMINAL_PROMPT", "0")
+        .envs(env.iter().copied())
         .output()
         .expect("git runs");
     assert!(
@@ -128,6 +134,29 @@ fn tree_files(repo: &Path, branch: &str) -> BTreeMap<String, String> {
             (p.to_string(), content)
         })
         .collect()
+}
+
+/// The server's mirror of `upstream` (`<data>/mirrors/<name>-<hash>.git`, shared by every
+/// project that follows it).
+fn mirror(data: &Path, upstream: &Path) -> PathBuf {
+    let name = upstream.file_name().expect("name").to_string_lossy();
+    let name = name.strip_suffix(".git").unwrap_or(&name).to_string();
+    let found: Vec<PathBuf> = std::fs::read_dir(data.join("mirrors"))
+        .expect("mirrors dir")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|f| f.to_string_lossy().starts_with(&format!("{name}-")))
+        })
+        .collect();
+    assert_eq!(
+        found.len(),
+        1,
+        "one mirror of {}: {found:?}",
+        upstream.display()
+    );
+    found.into_iter().next().expect("mirror")
 }
 
 fn fsck(repo: &Path) {
@@ -692,7 +721,7 @@ fn two_hundred_concurrent_posts_land_exactly_once() {
             assert!(ids.contains(path), "{path} missing from {project} artifact");
         }
     }
-    fsck(&fx.data.join("projects/alpha/repo.git"));
+    fsck(&mirror(&fx.data, &a.bare));
     let m = c
         .get(s.u("/metrics"))
         .send()
@@ -842,7 +871,7 @@ fn kill_during_writes_and_ingest_then_restart_keeps_everything_acknowledged() {
     );
     entry_ids(&bytes);
     fsck(&up.bare);
-    fsck(&fx.data.join("projects/kb/repo.git"));
+    fsck(&mirror(&fx.data, &up.bare));
     no_merges(&up.bare);
     let files = tree_files(&up.bare, "main");
     for (i, v) in &acked {
@@ -1161,11 +1190,7 @@ fn bad_input_gets_clear_errors_and_nothing_reaches_git() {
     // Nothing reached git.
     assert_eq!(up.head(), head);
     assert_eq!(
-        git(
-            &fx.data.join("projects/kb/repo.git"),
-            &["rev-parse", "main"]
-        )
-        .trim(),
+        git(&mirror(&fx.data, &up.bare), &["rev-parse", "main"]).trim(),
         head
     );
 }
@@ -1327,7 +1352,7 @@ fn failed_push_is_reported_undone_and_retry_succeeds() {
     );
     // Nothing reached the upstream and the server's branch was put back.
     assert_eq!(up.head(), head);
-    let local = fx.data.join("projects/kb/repo.git");
+    let local = mirror(&fx.data, &up.bare);
     assert_eq!(git(&local, &["rev-parse", "main"]).trim(), head);
     // Thawed: the retry with the same key creates the entry once.
     std::fs::remove_file(&hook).expect("unhook");
@@ -1392,6 +1417,9 @@ mod deploy;
 
 #[path = "server/faults.rs"]
 mod faults;
+
+#[path = "server/repos.rs"]
+mod repos;
 
 #[test]
 fn restart_serves_last_good_artifact_while_upstream_is_gone_and_polling_resumes() {

@@ -43,12 +43,14 @@ pub fn run(a: Args) -> Result<ExitCode> {
     crate::sys::write_atomic(&a.output, &bytes)
         .with_context(|| format!("writing {}", a.output.display()))?;
     eprintln!(
-        "helix: wrote {} ({} entries, {} invalid, {} bytes, {:.0?})",
+        "helix: wrote {} ({} bytes, {:.0?}): {}",
         a.output.display(),
-        c.entries.len(),
-        c.diagnostics.len(),
         bytes.len(),
-        start.elapsed()
+        start.elapsed(),
+        c.summary()
     );
+    if let Some(w) = c.census.warning() {
+        eprintln!("helix: warning: {w}");
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,5 +1,6 @@
 //! `helix check DIR`: report every invalid entry and every credential in an entry file as
-//! `path:line: reason` on stdout; exit 1 if there is any. For the knowledge repo's CI.
+//! `path:line: reason` on stdout; exit 1 if there is any, or if DIR holds Markdown but no
+//! entry. For the knowledge repo's CI.
 
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
@@ -16,7 +17,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         std::fs::metadata(&a.dir).with_context(|| format!("{}: cannot read", a.dir.display()))?;
     anyhow::ensure!(meta.is_dir(), "{}: not a directory", a.dir.display());
     let c = crate::compile::compile_dir(&a.dir, false)?;
-    let secrets = secrets(&a.dir)?;
+    let secrets = secrets(&a.dir, &c.entry_files);
     let mut lines: Vec<(String, u32, String)> = c
         .diagnostics
         .iter()
@@ -32,13 +33,12 @@ pub fn run(a: Args) -> Result<ExitCode> {
         println!("{}: {e:#}", a.dir.display());
         return Ok(ExitCode::from(1));
     }
-    eprintln!(
-        "helix: {} entries, {} invalid, {} secrets",
-        c.entries.len() + c.diagnostics.len(),
-        c.diagnostics.len(),
-        secrets.len()
-    );
-    Ok(if lines.is_empty() {
+    eprintln!("helix: {}, {} secrets", c.summary(), secrets.len());
+    let warning = c.census.warning();
+    if let Some(w) = &warning {
+        eprintln!("helix: warning: {w}");
+    }
+    Ok(if lines.is_empty() && warning.is_none() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
@@ -46,14 +46,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
 }
 
 /// Credentials in every entry file, parseable or not, as `(path, line, message)`.
-fn secrets(dir: &Path) -> Result<Vec<(String, u32, String)>> {
+fn secrets(dir: &Path, entry_files: &[String]) -> Vec<(String, u32, String)> {
     let mut out = Vec::new();
-    for rel in crate::compile::walk(dir)? {
-        if !helix_index_format::is_entry_path(&rel) {
-            continue;
-        }
+    for rel in entry_files {
         // An unreadable file is already a diagnostic of `compile_dir`.
-        let Ok(bytes) = std::fs::read(dir.join(&rel)) else {
+        let Ok(bytes) = std::fs::read(dir.join(rel)) else {
             continue;
         };
         let text = String::from_utf8_lossy(&bytes);
@@ -70,5 +67,5 @@ fn secrets(dir: &Path) -> Result<Vec<(String, u32, String)>> {
             ));
         }
     }
-    Ok(out)
+    out
 }

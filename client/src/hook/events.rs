@@ -347,6 +347,10 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
     {
         about.extend(k.by_file_name(name));
     }
+    // Instructions for the files a glob matches (Copilot `applyTo`, Cursor `globs`).
+    if let Some(rel) = &rel {
+        about.extend(k.by_source_glob(rel));
+    }
     about.retain(|(p, e)| {
         let new = !seen.contains(&(*p, e.id));
         if new {

@@ -670,6 +670,13 @@ fn brief_status_read_and_doctor_outputs() {
         "{}",
         d.stdout
     );
+    assert!(
+        d.stdout.contains(
+            "ok    project team: 3 entries, 0 invalid; 1 Markdown file is not an entry (1 README, index or template)"
+        ),
+        "{}",
+        d.stdout
+    );
 }
 
 #[test]

@@ -397,6 +397,35 @@ fn ambient_relative_path_and_file_name_match() {
     assert!(text.contains("kb:build/linker-openssl.md"), "{text}");
 }
 
+/// Copilot instruction files say which files they are for (`applyTo`); reading one of
+/// those files brings the instruction, and a file the glob does not match does not.
+#[test]
+fn ambient_read_of_a_file_an_instruction_applies_to_names_it() {
+    let f = Fixture::uncompiled();
+    f.write(
+        "knowledge/.github/instructions/workflows.instructions.md",
+        "---\napplyTo: '.github/workflows/*.yml'\n---\n# Workflows\n\nPin every action to a full commit SHA.\n",
+    );
+    f.compile();
+    let read = |path: &str| {
+        f.hook(
+            "ambient",
+            &f.input(
+                "PreToolUse",
+                json!({"tool_name": "Read", "tool_input": {"file_path": f.root.join(path)}}),
+            ),
+        )
+    };
+    let text = context(&read(".github/workflows/release.yml"), "PreToolUse");
+    let about = text.find("About this file:").expect("about section");
+    let entry = text
+        .find("kb:.github/instructions/workflows.instructions.md · copilot")
+        .expect("the instruction");
+    assert!(about < entry, "{text}");
+    let other = read(".github/dependabot.yml");
+    assert!(!other.contains("workflows.instructions.md"), "{other}");
+}
+
 #[test]
 fn ambient_edit_that_removes_a_symbol_warns_about_entries_mentioning_it() {
     let f = Fixture::new();

@@ -570,6 +570,12 @@ fn tokens_from_env_user_config_and_token_command() {
         "{}",
         d.stdout
     );
+    assert!(
+        d.stdout
+            .contains("ok    project backend: 3 entries, 0 invalid"),
+        "the server's counts: {}",
+        d.stdout
+    );
     assert!(d.stdout.contains("checksum ok"), "{}", d.stdout);
 
     // Server tokens are per project: following both projects needs one token each, and a

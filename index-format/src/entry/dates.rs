@@ -1,5 +1,6 @@
-//! Dates of entries: `YYYY-MM-DD` (and RFC 3339) to Unix seconds and back, by hand, with
-//! no clock and no time-zone database.
+//! Dates of entries: `YYYY-MM-DD` (and RFC 3339) to seconds and back, by hand, with no
+//! clock and no time-zone database. An entry's date is its wall-clock time where it was
+//! written (the zone's offset added to Unix seconds), so its day is the day its author saw.
 
 // ---------------------------------------------------------------------------------------
 // Dates
@@ -49,7 +50,9 @@ pub(super) fn take_num(b: &[u8], pos: &mut usize, digits: usize) -> Option<i64> 
 }
 
 /// Parses `YYYY-MM-DD` with an optional time (`T` or space, `HH:MM[:SS[.frac]]`) and an
-/// optional zone (`Z`, `UTC`, `+HH:MM`, `+HHMM`, `+HH`, space allowed before it) into Unix seconds.
+/// optional zone (`Z`, `UTC`, `+HH:MM`, `+HHMM`, `+HH`, space allowed before it) into the
+/// seconds of that wall-clock time read as UTC: the zone is checked, not applied, so
+/// `2024-03-05T23:30:00-05:00` stays on March 5th, the day its author wrote.
 pub(crate) fn parse_date(s: &str) -> Option<i64> {
     let b = s.trim().as_bytes();
     let mut p = 0;
@@ -64,7 +67,6 @@ pub(crate) fn parse_date(s: &str) -> Option<i64> {
         return None;
     }
     let mut secs = 0;
-    let mut offset = 0;
     if p < b.len() {
         if !matches!(b[p], b'T' | b't' | b' ') {
             return None;
@@ -100,18 +102,14 @@ pub(crate) fn parse_date(s: &str) -> Option<i64> {
             p += 1;
         }
         let rest = &b[p..];
-        if rest.is_empty()
+        let utc = rest.is_empty()
             || rest.eq_ignore_ascii_case(b"z")
             || rest.eq_ignore_ascii_case(b"utc")
-            || rest.eq_ignore_ascii_case(b"gmt")
-        {
-            offset = 0;
-        } else {
-            let sign = match rest[0] {
-                b'+' => 1,
-                b'-' => -1,
-                _ => return None,
-            };
+            || rest.eq_ignore_ascii_case(b"gmt");
+        if !utc {
+            if !matches!(rest[0], b'+' | b'-') {
+                return None;
+            }
             let mut q = 1;
             let oh = take_num(rest, &mut q, 2)?;
             let mut om = 0;
@@ -124,19 +122,19 @@ pub(crate) fn parse_date(s: &str) -> Option<i64> {
             if q != rest.len() || oh > 23 || om > 59 {
                 return None;
             }
-            offset = sign * (oh * 3600 + om * 60);
         }
     }
-    Some(days_from_civil(y, m, d) * 86_400 + secs - offset)
+    Some(days_from_civil(y, m, d) * 86_400 + secs)
 }
 
-/// `YYYY-MM-DD` for midnight UTC, else RFC 3339 `YYYY-MM-DDTHH:MM:SSZ`.
-/// The UTC day of Unix seconds as `YYYY-MM-DD`: how helix shows entry dates everywhere.
+/// The day of an entry's date as `YYYY-MM-DD`: how helix shows entry dates everywhere.
+/// Entry dates are wall-clock times (module docs), so this is the day their author saw.
 pub fn format_day(t: i64) -> String {
     let (y, m, d) = civil_from_days(t.div_euclid(86_400));
     format!("{y:04}-{m:02}-{d:02}")
 }
 
+/// `YYYY-MM-DD` for midnight, else `YYYY-MM-DDTHH:MM:SSZ` (read back as the same value).
 pub(super) fn format_date(t: i64) -> String {
     let days = t.div_euclid(86_400);
     let secs = t.rem_euclid(86_400);

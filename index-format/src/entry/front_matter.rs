@@ -1,6 +1,7 @@
 //! Front matter: splitting it from the body, reading its values (scalars, lists, authors,
 //! tags) and writing them back as YAML that `yaml` reads again.
 
+use super::glob::split_list;
 use super::yaml::Node;
 
 // ---------------------------------------------------------------------------------------
@@ -99,7 +100,13 @@ pub(super) fn string_list(node: &Node, style: ListStyle) -> Vec<String> {
     match node {
         Node::Scalar(s) if s.is_null() => Vec::new(),
         Node::Scalar(s) => {
-            if s.text.contains(',') || style == ListStyle::Paths {
+            if style == ListStyle::Paths {
+                // Commas inside a glob's `{a,b}` do not separate paths.
+                split_list(&s.text)
+                    .into_iter()
+                    .map(str::to_string)
+                    .collect()
+            } else if s.text.contains(',') {
                 s.text.split(',').map(str::to_string).collect()
             } else {
                 s.text.split_whitespace().map(str::to_string).collect()

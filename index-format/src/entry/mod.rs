@@ -2,7 +2,9 @@
 //! Front matter (YAML), defaults for title/topic/date/author, and the rules of docs/entry-format.md.
 
 mod dates;
+mod files;
 mod front_matter;
+mod glob;
 mod markdown;
 mod names;
 pub mod yaml;
@@ -12,10 +14,12 @@ use std::collections::BTreeMap;
 use dates::format_date;
 pub use dates::format_day;
 pub(crate) use dates::parse_date;
+pub use files::{Census, FileKind, Root, Skip};
 pub(crate) use front_matter::front_matter_lines;
 use front_matter::*;
+pub use glob::{glob_matches, is_glob, literal_prefix};
 use markdown::{first_heading, inline_sources};
-use names::{file_stem, first_folder};
+use names::file_stem;
 pub use names::{is_entry_path, slugify};
 pub(crate) use names::{is_reserved_name, normalise_source};
 use yaml::{Node, load as load_yaml};
@@ -23,11 +27,15 @@ use yaml::{Node, load as load_yaml};
 /// Largest entry file accepted, in bytes.
 pub const MAX_ENTRY_BYTES: usize = 1 << 20;
 
-/// What git knows about the commit that last changed an entry's file.
+/// What git knows about the commit that last changed an entry's file, as `git log` shows
+/// it: the last non-merge change, its author and its author date.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct GitMeta {
-    /// Commit time, Unix seconds.
+    /// Author date, Unix seconds.
     pub time: i64,
+    /// The author date's UTC offset in seconds (east positive): the entry's date is the
+    /// wall-clock time of `time` there (`git log` shows it so).
+    pub offset: i32,
     /// Commit author name.
     pub author: String,
 }
@@ -42,7 +50,9 @@ pub struct Entry {
     pub tags: Vec<String>,
     /// Repository-relative code paths the entry is about.
     pub sources: Vec<String>,
-    /// Unix seconds; `None` when neither front matter nor git gives one.
+    /// Wall-clock time where it was written, as seconds since 1970-01-01 00:00 of that
+    /// clock (Unix seconds plus the zone's offset: its UTC day is the author's day); `None`
+    /// when neither front matter nor git gives one.
     pub date: Option<i64>,
     pub author: Option<String>,
     /// Markdown body without front matter, line ends normalised to `\n`.
@@ -70,12 +80,35 @@ impl std::error::Error for Diagnostic {}
 
 /// Front-matter keys with a meaning of their own (matched ASCII-case-insensitively);
 /// every other key goes to [`Entry::extra`].
-const KNOWN_KEYS: [&str; 7] = [
-    "title", "topic", "tags", "sources", "source", "date", "author",
+const KNOWN_KEYS: [&str; 9] = [
+    "title", "topic", "tags", "sources", "source", "applyto", "globs", "date", "author",
 ];
 
-/// Parses one entry file. `path` is repository-relative with `/` separators.
+/// Parses one entry file of a whole repository. `path` is repository-relative with `/`
+/// separators; [`Root::parse`] reads a file of a folder (a `subdir`).
 pub fn parse_entry(path: &str, bytes: &[u8], git: Option<&GitMeta>) -> Result<Entry, Diagnostic> {
+    Root::Repository.parse(path, bytes, git)
+}
+
+impl Root<'_> {
+    /// Parses one entry file; `path` is relative to this root, and the topic defaults to
+    /// [`Root::default_topic`].
+    pub fn parse(
+        &self,
+        path: &str,
+        bytes: &[u8],
+        git: Option<&GitMeta>,
+    ) -> Result<Entry, Diagnostic> {
+        parse_with_topic(path, self.default_topic(path), bytes, git)
+    }
+}
+
+fn parse_with_topic(
+    path: &str,
+    default_topic: &str,
+    bytes: &[u8],
+    git: Option<&GitMeta>,
+) -> Result<Entry, Diagnostic> {
     let diag = |line: u32, reason: String| Diagnostic {
         path: path.to_string(),
         line,
@@ -180,7 +213,10 @@ pub fn parse_entry(path: &str, bytes: &[u8], git: Option<&GitMeta>) -> Result<En
             "topic" => fm_topic = scalar_text(&value).map(trimmed).filter(|s| !s.is_empty()),
             "author" => fm_author = author_text(&value),
             "tags" => tags.extend(string_list(&value, ListStyle::Tags)),
-            "sources" | "source" => sources.extend(string_list(&value, ListStyle::Paths)),
+            // Copilot's `applyTo` and Cursor's `globs` say which files an instruction is for.
+            "sources" | "source" | "applyto" | "globs" => {
+                sources.extend(string_list(&value, ListStyle::Paths))
+            }
             "date" => match &value {
                 Node::Scalar(s) if s.is_null() => {}
                 Node::Scalar(s) => match parse_date(&s.text) {
@@ -213,15 +249,15 @@ pub fn parse_entry(path: &str, bytes: &[u8], git: Option<&GitMeta>) -> Result<En
     let mut seen = std::collections::HashSet::new();
     let sources: Vec<String> = sources
         .iter()
-        .filter_map(|s| normalise_source(s))
+        .filter_map(|s| entry_source(s))
         .filter(|s| seen.insert(s.clone()))
         .collect();
 
     let title = fm_title
         .or_else(|| first_heading(body))
         .unwrap_or_else(|| file_stem(path).to_string());
-    let topic = fm_topic.unwrap_or_else(|| first_folder(path).to_string());
-    let date = fm_date.or(git.map(|g| g.time));
+    let topic = fm_topic.unwrap_or_else(|| default_topic.to_string());
+    let date = fm_date.or(git.map(|g| g.time.saturating_add(i64::from(g.offset))));
     let author = fm_author.or_else(|| {
         git.map(|g| g.author.trim().to_string())
             .filter(|a| !a.is_empty())
@@ -247,7 +283,7 @@ pub fn render_entry(entry: &Entry) -> String {
     let mut out = String::with_capacity(entry.body.len() + 256);
     out.push_str("---\n");
     push_kv(&mut out, "title", &quoted(&entry.title));
-    if entry.topic != first_folder(&entry.id) {
+    if entry.topic != Root::Repository.default_topic(&entry.id) {
         push_kv(&mut out, "topic", &quoted(&entry.topic));
     }
     for (key, list) in [("tags", &entry.tags), ("sources", &entry.sources)] {
@@ -279,6 +315,19 @@ pub fn render_entry(entry: &Entry) -> String {
     out.push_str("---\n");
     out.push_str(&entry.body);
     out
+}
+
+/// A source as stored: a normalised path, or a glob (where a leading `/` means the
+/// repository root, as in `.gitignore`); a glob that matches every file says nothing and is
+/// dropped.
+fn entry_source(raw: &str) -> Option<String> {
+    let t = raw.trim();
+    let t = if is_glob(t) {
+        t.trim_start_matches('/')
+    } else {
+        t
+    };
+    normalise_source(t).filter(|s| !(is_glob(s) && glob::matches_everything(s)))
 }
 
 fn line_of(prefix: &[u8]) -> u32 {

@@ -1,21 +1,13 @@
 //! Names and paths of entries: which files are entries, slugs from titles, reserved names,
 //! and the one rule that puts a repository-relative source path in canonical form.
 
-/// Whether a repository-relative path names an entry: a `*.md` file inside at least one
-/// folder, with no hidden component (`.github/…`). Root-level Markdown is not an entry.
+/// Whether a repository-relative path names an entry of a whole repository (see
+/// [`super::Root::classify`] for the rule and its reasons).
 pub fn is_entry_path(path: &str) -> bool {
-    let parts: Vec<&str> = path.split('/').collect();
-    if parts.len() < 2 {
-        return false;
-    }
-    let clean = parts
-        .iter()
-        .all(|p| !p.is_empty() && !p.starts_with('.') && !p.contains(['\\', '\0']));
-    let name = parts[parts.len() - 1];
-    clean && name.len() > 3 && name.is_char_boundary(name.len() - 3) && {
-        let ext = &name[name.len() - 3..];
-        ext.eq_ignore_ascii_case(".md")
-    }
+    matches!(
+        super::Root::Repository.classify(path),
+        super::FileKind::Entry { .. }
+    )
 }
 
 /// A file-name-safe slug for a title: lowercase `[a-z0-9-]`, Latin letters with accents
@@ -157,13 +149,6 @@ pub(super) fn normalise_source_once(raw: &str) -> Option<String> {
         return None;
     }
     Some(parts.join("/"))
-}
-
-pub(super) fn first_folder(path: &str) -> &str {
-    match path.split_once('/') {
-        Some((first, _)) => first,
-        None => "",
-    }
 }
 
 pub(super) fn file_stem(path: &str) -> &str {

@@ -35,6 +35,7 @@ fn plain_markdown_takes_title_from_heading_and_topic_from_folder() {
 fn git_metadata_fills_date_and_author_unless_front_matter_has_them() {
     let git = GitMeta {
         time: 1_700_000_000,
+        offset: 0,
         author: "Ada".into(),
     };
     let e = parse_entry("a/b.md", b"text\n", Some(&git)).expect("parses");
@@ -42,6 +43,21 @@ fn git_metadata_fills_date_and_author_unless_front_matter_has_them() {
         (e.date, e.author.as_deref()),
         (Some(1_700_000_000), Some("Ada"))
     );
+    // 2024-03-05 02:30 UTC is still March 4th in New York (-05:00), as `git log` shows it.
+    let ny = GitMeta {
+        time: 1_709_605_800,
+        offset: -5 * 3600,
+        author: "Ada".into(),
+    };
+    let e = parse_entry("a/b.md", b"text\n", Some(&ny)).expect("parses");
+    assert_eq!(e.date.map(format_day).as_deref(), Some("2024-03-04"));
+    let tokyo = GitMeta {
+        offset: 9 * 3600,
+        time: 1_709_650_800, // 2024-03-05 15:00 UTC: March 6th, 00:00 in Tokyo
+        ..ny
+    };
+    let e = parse_entry("a/b.md", b"text\n", Some(&tokyo)).expect("parses");
+    assert_eq!(e.date.map(format_day).as_deref(), Some("2024-03-06"));
     let e = parse_entry(
         "a/b.md",
         b"---\ndate: 2024-03-05\nauthor: Bo\n---\ntext\n",
@@ -112,7 +128,8 @@ Body text.
 "#;
     let e = parse("architecture/cache.md", text);
     assert_eq!(e.title, "Cache invalidation: the `Entry` key");
-    assert_eq!(e.date, Some(1_709_625_600));
+    // 10:00 on March 5th where it was written (+02:00), whatever the zone.
+    assert_eq!(e.date, Some(1_709_632_800));
     assert_eq!(e.tags, ["rust", "cache"]);
     assert_eq!(e.sources, ["src/cache/entry.rs", "src/cache/mod.rs"]);
     assert_eq!(e.extra["draft"], json!(false));
@@ -130,7 +147,7 @@ fn jekyll_front_matter() {
     let text = "---\nlayout: post\ntitle:  Welcome to Jekyll!\ndate:   2015-11-10 15:34:30 -0500\ntags: ruby static-sites  ruby\nauthor:\n  name: Jo\n  email: jo@example.com\n---\nHello.\n";
     let e = parse("blog/welcome.md", text);
     assert_eq!(e.title, "Welcome to Jekyll!");
-    assert_eq!(e.date, Some(1_447_187_670));
+    assert_eq!(e.date, Some(1_447_169_670));
     assert_eq!(e.tags, ["ruby", "static-sites"]);
     assert_eq!(e.author.as_deref(), Some("Jo"));
     assert_eq!(e.extra["layout"], json!("post"));
@@ -180,9 +197,11 @@ fn dates_in_all_accepted_forms() {
     for (s, want) in [
         ("2024-03-05", 1_709_596_800),
         ("2024-03-05T10:00:00Z", 1_709_632_800),
-        ("2024-03-05 10:00:00 +0100", 1_709_629_200),
-        ("2024-03-05T10:00:00+02:00", 1_709_625_600),
-        ("2024-03-05T10:00:00.123-00:30", 1_709_634_600),
+        // The zone is checked, not applied: the wall-clock time (and day) stays.
+        ("2024-03-05 10:00:00 +0100", 1_709_632_800),
+        ("2024-03-05T10:00:00+02:00", 1_709_632_800),
+        ("2024-03-05T10:00:00.123-00:30", 1_709_632_800),
+        ("2024-03-05T23:30:00-05:00", 1_709_681_400),
         ("2024-03-05 10:00", 1_709_632_800),
         ("1969-12-31", -86_400),
         ("2000-02-29", 951_782_400),
@@ -200,6 +219,8 @@ fn dates_in_all_accepted_forms() {
         "2024-03-05T25:00",
         "2024-3-5",
         "20240305",
+        "2024-03-05T10:00:00+25:00",
+        "2024-03-05T10:00:00 PST",
     ] {
         assert_eq!(parse_date(bad), None, "{bad}");
     }
@@ -645,4 +666,61 @@ fn adversarial_inputs_near_the_size_limit_finish() {
     ] {
         let _ = crate::secrets::find_secret(&secretish.repeat(64 * 1024 / secretish.len()));
     }
+}
+
+#[test]
+fn files_at_a_folder_root_take_its_name_as_topic_unless_front_matter_says() {
+    let adr = Root::of_subdir(Some("docs/adr"));
+    let e = adr
+        .parse(
+            "0001-use-postgres.md",
+            b"# Use Postgres\n\nWe chose it.\n",
+            None,
+        )
+        .expect("parses");
+    assert_eq!(
+        (e.id.as_str(), e.topic.as_str()),
+        ("0001-use-postgres.md", "adr")
+    );
+    let e = adr
+        .parse("0002-x.md", b"---\ntopic: storage\n---\nbody\n", None)
+        .expect("parses");
+    assert_eq!(e.topic, "storage");
+    // Agent files of a whole repository get their table's topic, and render keeps it.
+    let e = parse(".github/copilot-instructions.md", "Use tabs.\n");
+    assert_eq!(e.topic, "copilot");
+    assert_eq!(parse("AGENTS.md", "# Agents\nRun make.\n").topic, "agents");
+    let text = render_entry(&e);
+    assert!(!text.contains("topic:"), "{text}");
+    let e = adr.parse("0003-y.md", b"body\n", None).expect("parses");
+    let back = parse_entry(&e.id, render_entry(&e).as_bytes(), None).expect("round trip");
+    assert_eq!(back, e);
+}
+
+#[test]
+fn apply_to_and_globs_are_glob_sources() {
+    let e = parse(
+        ".github/instructions/ci.instructions.md",
+        "---\napplyTo: '.github/workflows/*.yml,**/*.{ts,tsx}, /scripts/*.sh'\n---\nPin actions by SHA.\n",
+    );
+    assert_eq!(
+        e.sources,
+        [".github/workflows/*.yml", "**/*.{ts,tsx}", "scripts/*.sh"]
+    );
+    assert!(e.extra.is_empty(), "{:?}", e.extra);
+    let e = parse(
+        ".cursor/rules/db.mdc",
+        "---\ndescription: Database rules\nglobs: [src/db/**/*.rs, '**']\nalwaysApply: false\n---\nUse sqlx.\n",
+    );
+    assert_eq!(
+        e.sources,
+        ["src/db/**/*.rs"],
+        "`**` matches everything: dropped"
+    );
+    assert_eq!(e.extra["alwaysApply"], json!(false));
+    let e = parse(
+        "t/x.md",
+        "---\napplyTo: '**'\nsources: src/lib.rs\n---\nx\n",
+    );
+    assert_eq!(e.sources, ["src/lib.rs"]);
 }

@@ -12,12 +12,14 @@ use gix::bstr::ByteSlice;
 
 use crate::sys::chain;
 
-/// One project's bare repository.
+/// A bare repository: a server-owned one, or the mirror of an upstream that every project
+/// following that upstream reads.
 #[derive(Debug)]
 pub struct Repo {
     pub path: PathBuf,
     pub upstream: Option<String>,
-    pub branch: String,
+    /// The branches its projects read and write: a fetch brings these and nothing else.
+    pub branches: Vec<String>,
     repo: gix::Repository,
 }
 
@@ -88,7 +90,7 @@ impl Repo {
     pub fn open_or_init(
         path: &Path,
         upstream: Option<String>,
-        branch: &str,
+        branches: Vec<String>,
     ) -> Result<Repo, GitError> {
         let repo = if path.join("HEAD").exists() {
             remove_stale_locks(path);
@@ -105,21 +107,17 @@ impl Repo {
         Ok(Repo {
             path: path.to_path_buf(),
             upstream,
-            branch: branch.to_string(),
+            branches,
             repo,
         })
     }
 
-    pub fn full_ref(&self) -> String {
-        format!("refs/heads/{}", self.branch)
-    }
-
-    /// Current tip of the branch, if the branch exists.
-    pub fn tip(&self) -> Result<Option<ObjectId>, GitError> {
+    /// Current tip of `branch`, if the branch exists.
+    pub fn tip(&self, branch: &str) -> Result<Option<ObjectId>, GitError> {
         // A fresh handle sees refs changed by other processes (git fetch/push) at once.
         let r = self
             .repo
-            .try_find_reference(self.full_ref().as_str())
+            .try_find_reference(full_ref(branch).as_str())
             .map_err(gix("cannot read branch"))?;
         match r {
             None => Ok(None),
@@ -138,10 +136,11 @@ impl Repo {
         tree_of(&self.commit(commit)?)
     }
 
-    /// Commits `files` (repository path → content) on top of `parent` onto the branch.
+    /// Commits `files` (repository path → content) on top of `parent` onto `branch`.
     /// Compare-and-swap: fails if the branch no longer points at `parent`.
     pub fn commit_files(
         &self,
+        branch: &str,
         parent: Option<ObjectId>,
         files: &[(String, Vec<u8>)],
         author: &str,
@@ -187,7 +186,7 @@ impl Repo {
             .commit_as(
                 committer_sig.to_ref(&mut b1),
                 author_sig.to_ref(&mut b2),
-                self.full_ref().as_str(),
+                full_ref(branch).as_str(),
                 message,
                 tree,
                 parent,
@@ -196,11 +195,15 @@ impl Repo {
         Ok(id.detach())
     }
 
-    /// Points the branch back at `to` if it is at `from` (undo of an unpushed commit).
-    pub fn reset_branch(&self, from: ObjectId, to: Option<ObjectId>) -> Result<(), GitError> {
+    /// Points `branch` back at `to` if it is at `from` (undo of an unpushed commit).
+    pub fn reset_branch(
+        &self,
+        branch: &str,
+        from: ObjectId,
+        to: Option<ObjectId>,
+    ) -> Result<(), GitError> {
         use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
-        let name: gix::refs::FullName = self
-            .full_ref()
+        let name: gix::refs::FullName = full_ref(branch)
             .as_str()
             .try_into()
             .map_err(gix("bad ref name"))?;
@@ -227,6 +230,42 @@ impl Repo {
             })
             .map_err(gix("cannot reset branch"))?;
         Ok(())
+    }
+
+    /// Deletes every ref of a mirror but its projects' branches: a mirror adopted from an
+    /// earlier version (which fetched every branch), or left by a project no longer
+    /// configured, stops holding what nobody reads. Never touches a server-owned repository.
+    pub fn keep_only_followed_branches(&self) -> Result<usize, GitError> {
+        use gix::refs::transaction::{Change, PreviousValue, RefEdit, RefLog};
+        if self.upstream.is_none() {
+            return Ok(0);
+        }
+        let keep: Vec<String> = self.branches.iter().map(|b| full_ref(b)).collect();
+        let platform = self.repo.references().map_err(gix("cannot list refs"))?;
+        let mut edits = Vec::new();
+        for r in platform.all().map_err(gix("cannot list refs"))? {
+            let r = r.map_err(gix("cannot read a ref"))?;
+            let name = r.name().as_bstr().to_str_lossy().into_owned();
+            if name == "HEAD" || keep.contains(&name) {
+                continue;
+            }
+            edits.push(RefEdit {
+                change: Change::Delete {
+                    expected: PreviousValue::Any,
+                    log: RefLog::AndReference,
+                },
+                name: r.name().to_owned(),
+                deref: false,
+            });
+        }
+        let n = edits.len();
+        if n > 0 {
+            self.repo
+                .edit_references(edits)
+                .map_err(gix("cannot delete refs no project follows"))?;
+            tracing::info!(path = %self.path.display(), refs = n, "removed refs of branches no project follows");
+        }
+        Ok(n)
     }
 
     /// Commit messages along the first-parent history from `tip`, newest first, at most `max`.
@@ -289,6 +328,11 @@ pub enum Folder {
         existing: String,
         kind: Kind,
     },
+}
+
+/// `refs/heads/<branch>`.
+fn full_ref(branch: &str) -> String {
+    format!("refs/heads/{branch}")
 }
 
 fn tree_of(commit: &gix::Commit<'_>) -> Result<ObjectId, GitError> {

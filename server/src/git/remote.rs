@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use gix::ObjectId;
 
-use super::{GitError, PushOutcome, Repo, remove_keep_files};
+use super::{GitError, PushOutcome, Repo, full_ref, remove_keep_files};
 
 /// Blobs above this size are streamed by `git` (hashed and written without holding them in
 /// memory), whatever they inflate to; entries are far smaller (`MAX_ENTRY_BYTES`).
@@ -14,20 +14,46 @@ const BIG_FILE_THRESHOLD: &str = "core.bigFileThreshold=1m";
 const FETCH_TIMEOUT: Duration = Duration::from_secs(600);
 
 impl Repo {
-    /// Fetches the configured branch from the upstream with the `git` program (forced),
-    /// returning the new branch tip. When objects arrived, lets git consolidate packs and
+    /// Fetches the projects' branches (and no other) from the upstream with the `git`
+    /// program (forced), in one round. When objects arrived, lets git consolidate packs and
     /// reopens the gix handle, whose object store has a fixed number of pack slots: without
     /// that, a long-running server stops following its upstream after a few dozen fetches.
     ///
     /// The `git` program rather than gix: `index-pack` streams blobs above
     /// `core.bigFileThreshold` instead of inflating them in memory (a 1.5 MB push of a 1.5 GB
     /// run of zeros), cleans up after itself, and uses the same credentials as `push`.
-    pub fn fetch(&mut self) -> Result<Option<ObjectId>, GitError> {
-        let Some(url) = self.upstream.clone() else {
-            return self.tip();
+    pub fn fetch(&mut self) -> Result<(), GitError> {
+        if self.upstream.is_none() {
+            return Ok(());
+        }
+        let tips = |r: &Repo| -> Result<Vec<Option<ObjectId>>, GitError> {
+            r.branches.iter().map(|b| r.tip(b)).collect()
         };
-        let before = self.tip()?;
-        let refspec = format!("+{r}:{r}", r = self.full_ref());
+        let before = tips(self)?;
+        let branches = self.branches.clone();
+        match self.fetch_refs(&branches) {
+            // A branch the upstream lacks (an empty upstream, or one without this branch
+            // yet: the first write creates it there) must not stop the others.
+            Err(GitError::Fetch { stderr, .. })
+                if stderr.contains("couldn't find remote ref") && branches.len() > 1 =>
+            {
+                for b in &branches {
+                    self.fetch_refs(std::slice::from_ref(b))?;
+                }
+            }
+            r => r?,
+        }
+        if tips(self)? != before {
+            self.maintain();
+        }
+        Ok(())
+    }
+
+    /// One `git fetch` of `branches`; a branch missing upstream is nothing to follow.
+    fn fetch_refs(&mut self, branches: &[String]) -> Result<(), GitError> {
+        let Some(url) = self.upstream.clone() else {
+            return Ok(());
+        };
         let mut cmd = self.git();
         cmd.args(["-c", BIG_FILE_THRESHOLD])
             // Slow or stalled HTTP transfers fail instead of holding the worker.
@@ -47,25 +73,23 @@ impl Repo {
                 "--",
             ])
             .arg(&url)
-            .arg(&refspec);
+            .args(
+                branches
+                    .iter()
+                    .map(|b| format!("+{r}:{r}", r = full_ref(b))),
+            );
         let out = run(cmd, &format!("`git fetch` from {url}"), FETCH_TIMEOUT)?;
         if !out.ok {
             self.remove_stale_keeps();
-            if out.stderr.contains("couldn't find remote ref") {
-                // An empty upstream (or one without this branch yet): nothing to follow; the
-                // first write creates the branch there.
-                return self.tip();
+            if branches.len() == 1 && out.stderr.contains("couldn't find remote ref") {
+                return Ok(());
             }
             return Err(GitError::Fetch {
                 url,
                 stderr: out.stderr.trim().to_string(),
             });
         }
-        let after = self.tip()?;
-        if after != before {
-            self.maintain();
-        }
-        Ok(after)
+        Ok(())
     }
 
     /// `git gc --auto` in the foreground (packs loose objects, consolidates packs when there
@@ -124,15 +148,15 @@ impl Repo {
         cmd
     }
 
-    /// Pushes `commit` to the upstream branch with the `git` program.
-    pub fn push(&self, commit: ObjectId) -> Result<PushOutcome, GitError> {
+    /// Pushes `commit` to the upstream's `branch` with the `git` program.
+    pub fn push(&self, branch: &str, commit: ObjectId) -> Result<PushOutcome, GitError> {
         let Some(url) = &self.upstream else {
             return Ok(PushOutcome::Pushed);
         };
         let mut cmd = self.git();
         cmd.args(["push", "--porcelain", "--quiet", "--"])
             .arg(url)
-            .arg(format!("{commit}:{}", self.full_ref()));
+            .arg(format!("{commit}:{}", full_ref(branch)));
         let out = run(cmd, &format!("`git push` to {url}"), FETCH_TIMEOUT)?;
         if out.ok {
             return Ok(PushOutcome::Pushed);

@@ -1,7 +1,7 @@
 //! Reading a commit's tree with gix: the files under a folder, what a folder holds (for
 //! the write path), which paths changed, and when each file last changed.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
 
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
@@ -143,46 +143,89 @@ impl Repo {
         Ok(())
     }
 
-    /// For every path in `wanted` (present at `tip`), the commit time and author of the
-    /// most recent first-parent commit that changed it.
+    /// For every path in `wanted` (present at `tip`), the author, author date and its
+    /// offset of the commit that last changed it, as `git log -1 -- <path>` finds it: each
+    /// path follows, at a merge, the first parent that has it unchanged (so a merged pull
+    /// request credits whoever wrote the change, not whoever merged it), and is credited to
+    /// the first commit where it differs from every parent.
+    ///
+    /// Paths travel together: commits are visited newest first, each one's tree diffed
+    /// against its parents once for all the paths waiting there.
     pub fn last_changes(
         &self,
         tip: ObjectId,
         wanted: &HashSet<String>,
     ) -> Result<HashMap<String, GitMeta>, GitError> {
-        let mut remaining: HashSet<&str> = wanted.iter().map(String::as_str).collect();
-        let mut out = HashMap::new();
-        let mut cur = Some(tip);
-        while let Some(id) = cur {
-            if remaining.is_empty() {
+        let mut out = HashMap::with_capacity(wanted.len());
+        let mut waiting: HashMap<ObjectId, HashSet<String>> = HashMap::new();
+        let mut queue = BinaryHeap::new();
+        let mut remaining = wanted.len();
+        waiting.insert(tip, wanted.clone());
+        queue.push((
+            self.commit(tip)?.time().map(|t| t.seconds).unwrap_or(0),
+            tip,
+        ));
+        while let Some((_, id)) = queue.pop() {
+            if remaining == 0 {
                 break;
             }
+            // Visited already (reached again through another child), or nothing to do.
+            let Some(mut here) = waiting.remove(&id).filter(|h| !h.is_empty()) else {
+                continue;
+            };
             let c = self.commit(id)?;
-            let meta = GitMeta {
-                time: c.time().map(|t| t.seconds).unwrap_or(0),
-                author: c
-                    .author()
-                    .map(|a| a.name.to_str_lossy().trim().to_string())
-                    .unwrap_or_default(),
-            };
             let tree = tree_of(&c)?;
-            let parent = c.parent_ids().next().map(|p| p.detach());
-            let changed: Vec<String> = match parent {
-                Some(p) => {
-                    let ptree = self.commit_tree(p)?;
-                    let mut v = Vec::new();
-                    self.changed_paths(tree, Some(ptree), "", &mut v)?;
-                    v
+            let parents: Vec<ObjectId> = c.parent_ids().map(|p| p.detach()).collect();
+            // Paths that differ from every parent so far tried.
+            let mut differ: Vec<String> = Vec::new();
+            for (i, &parent) in parents.iter().enumerate() {
+                let mut changed = Vec::new();
+                self.changed_paths(tree, Some(self.commit_tree(parent)?), "", &mut changed)?;
+                let same = if i == 0 {
+                    differ = changed.into_iter().filter_map(|p| here.take(&p)).collect();
+                    std::mem::take(&mut here)
+                } else {
+                    let changed: HashSet<String> = changed.into_iter().collect();
+                    let (d, s): (Vec<String>, Vec<String>) =
+                        differ.into_iter().partition(|p| changed.contains(p));
+                    differ = d;
+                    s.into_iter().collect()
+                };
+                if !same.is_empty() {
+                    let pc = self.commit(parent)?;
+                    let slot = waiting.entry(parent).or_default();
+                    if slot.is_empty() {
+                        *slot = same;
+                    } else {
+                        slot.extend(same);
+                    }
+                    queue.push((pc.time().map(|t| t.seconds).unwrap_or(0), parent));
                 }
-                // Root commit: everything still unassigned was added here.
-                None => remaining.iter().map(|s| s.to_string()).collect(),
-            };
-            for path in changed {
-                if remaining.remove(path.as_str()) {
-                    out.insert(path, meta.clone());
+                if differ.is_empty() {
+                    break;
                 }
             }
-            cur = parent;
+            if parents.is_empty() {
+                // A root commit added everything still waiting here.
+                differ = here.into_iter().collect();
+            }
+            if differ.is_empty() {
+                continue;
+            }
+            let author = c.author().map_err(gix("cannot read commit author"))?;
+            let time = author.time().unwrap_or_else(|_| gix::date::Time {
+                seconds: author.seconds(),
+                offset: 0,
+            });
+            let meta = GitMeta {
+                time: time.seconds,
+                offset: time.offset,
+                author: author.name.to_str_lossy().trim().to_string(),
+            };
+            remaining = remaining.saturating_sub(differ.len());
+            for path in differ {
+                out.insert(path, meta.clone());
+            }
         }
         Ok(out)
     }

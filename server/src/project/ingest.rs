@@ -1,16 +1,16 @@
-//! Ingest: fetch the upstream (when there is one) and compile the branch tip into a new
+//! Ingest: compile a project's branch tip (after its worker fetched the upstream) into a new
 //! artifact, reparsing only files whose blob changed since the last compile.
 
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use gix::ObjectId;
-use helix_index_format::{BuildError, BuildInfo, Diagnostic};
+use helix_index_format::{BuildError, BuildInfo, Census, Diagnostic, FileKind, Root};
 
-use super::{Cached, Worker};
+use super::{Cached, Lane};
 use crate::git::GitError;
-use crate::store::{ArtifactInfo, DiagnosticInfo, StoreError};
-use crate::sys::{lock, now_secs, write};
+use crate::store::{ArtifactInfo, DiagnosticInfo, Findings, StoreError};
+use crate::sys::{now_secs, write};
 
 /// Why a refresh or a compile failed.
 #[derive(Debug, thiserror::Error)]
@@ -23,43 +23,24 @@ pub(super) enum IngestError {
     Compile { project: String, error: BuildError },
     /// The upstream could not be fetched; the local branch was compiled all the same.
     #[error("fetching the upstream failed; still serving the last good artifact: {0}")]
-    Fetch(GitError),
+    Fetch(String),
 }
 
-impl Worker {
-    /// Fetches (when there is an upstream) and compiles the branch tip if it is new.
-    pub(super) fn refresh(&mut self) -> Result<Option<ArtifactInfo>, IngestError> {
-        let started = Instant::now();
-        let tip = if self.repo.upstream.is_some() {
-            let r = self.repo.fetch();
-            let mut st = lock(&self.project.fetch);
-            st.at = Some(now_secs());
-            match r {
-                Ok(t) => {
-                    st.error = None;
-                    drop(st);
-                    // Incremental: only commits new since the last scan are read.
-                    self.scan_commit_keys();
-                    t
-                }
-                Err(e) => {
-                    let msg = e.to_string();
-                    tracing::warn!(project = %self.project.cfg.name, error = %msg, "fetch failed");
-                    st.error = Some(msg);
-                    drop(st);
-                    self.metrics.fetch_error(&self.project.cfg.name);
-                    // Whatever the local branch holds is still served; the caller (a refresh
-                    // that waits) hears that the fetch failed.
-                    let tip = self.repo.tip()?;
-                    self.ingest(tip, started)?;
-                    return Err(IngestError::Fetch(e));
-                }
-            }
-        } else {
-            lock(&self.project.fetch).at = Some(now_secs());
-            self.repo.tip()?
-        };
-        self.ingest(tip, started)
+impl Lane<'_> {
+    /// Compiles the branch tip if it is new, after the worker's fetch (`started` before it);
+    /// when that fetch failed (`fetch_failed`), whatever the local branch holds is still
+    /// compiled and served, and the caller (a refresh that waits) hears of the failure.
+    pub(super) fn refresh(
+        &mut self,
+        started: Instant,
+        fetch_failed: Option<&GitError>,
+    ) -> Result<Option<ArtifactInfo>, IngestError> {
+        let tip = self.tip()?;
+        let built = self.ingest(tip, started)?;
+        match fetch_failed {
+            Some(e) => Err(IngestError::Fetch(e.to_string())),
+            None => Ok(built),
+        }
     }
 
     /// Compiles commit `tip` into a new artifact unless it is already the served one.
@@ -76,15 +57,19 @@ impl Worker {
             return Ok(Some(c.info.clone()));
         }
         let prefix = self.prefix();
+        let root = Root::of_subdir(prefix.as_deref());
         let t_list = Instant::now();
-        let files = self.repo.list_files(tip, prefix.as_deref())?;
-        let files: Vec<(String, String, ObjectId)> = files
-            .into_iter()
-            .filter_map(|(path, blob)| {
-                let rel = self.id_of(&path);
-                helix_index_format::is_entry_path(&rel).then_some((path, rel, blob))
-            })
-            .collect();
+        let listed = self.repo.list_files(tip, prefix.as_deref())?;
+        let mut census = Census::default();
+        let mut files: Vec<(String, String, ObjectId)> = Vec::with_capacity(listed.len());
+        for (path, blob) in listed {
+            let rel = self.id_of(&path);
+            match root.classify(&rel) {
+                FileKind::Entry { .. } => files.push((path, rel, blob)),
+                FileKind::Skipped(why) => census.skip(why),
+                FileKind::Other => {}
+            }
+        }
         let changed: HashSet<String> = files
             .iter()
             .filter(|(path, _, blob)| self.cache.get(path).is_none_or(|c| c.blob != *blob))
@@ -113,7 +98,7 @@ impl Worker {
                 })
             } else {
                 let bytes = self.repo.read_blob(*blob)?;
-                helix_index_format::parse_entry(rel, &bytes, meta.as_ref())
+                root.parse(rel, &bytes, meta.as_ref())
             };
             self.cache.insert(
                 path.clone(),
@@ -154,6 +139,8 @@ impl Worker {
         let t_build = Instant::now();
         let built = helix_index_format::build(&entries, &info);
         let entry_count = entries.len() as u64;
+        census.entries = entry_count;
+        census.invalid = diags.len() as u64;
         for (e, path) in entries.into_iter().zip(order) {
             if let Some(c) = self.cache.get_mut(path) {
                 c.parsed = Ok(e);
@@ -170,7 +157,10 @@ impl Worker {
             generation,
             entry_count,
             info.build_time,
-            diags,
+            Findings {
+                diagnostics: diags,
+                skipped: census.skipped_by_key(),
+            },
         )?;
         self.generation = generation;
         let ai = served.info.clone();
@@ -191,8 +181,13 @@ impl Worker {
             parse_ms = (t_build - t_list).as_millis() as u64,
             build_ms = (t_save - t_build).as_millis() as u64,
             save_ms = t_save.elapsed().as_millis() as u64,
+            invalid = census.invalid,
+            skipped = %census.skipped_line().unwrap_or_default(),
             "compiled new artifact"
         );
+        if let Some(w) = census.warning() {
+            tracing::warn!(project = %self.project.cfg.name, commit = %hex, "{w}");
+        }
         Ok(Some(ai))
     }
 }

@@ -1,28 +1,31 @@
-//! One project at run time: the served artifact, and a single worker thread that owns the
-//! repository and does every git operation (fetch, ingest, batched writes, push) in order.
+//! Projects at run time: each one's served artifact, and one worker thread per repository
+//! that owns it and does every git operation of its projects (fetch, ingest, writes, push).
 
 mod idempotency;
 mod ingest;
 mod jobs;
+mod placement;
 mod write;
 
 use std::collections::HashMap;
+use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use gix::ObjectId;
-use helix_index_format::{Diagnostic, Entry};
+use helix_index_format::{Census, Diagnostic, Entry};
 
 use crate::config::ProjectConfig;
 use crate::git::{GitError, Repo};
 use crate::metrics::Metrics;
 use crate::store::{ArtifactInfo, ArtifactStore, DiagnosticInfo, Pointer, Served, StoreError};
-use crate::sys::{lock, read};
+use crate::sys::{lock, now_secs, read};
 
 use idempotency::IdempotencyLog;
 pub use jobs::{Job, JobError, ReplyTx, WriteError, WriteJob, WriteReply};
+use placement::Group;
 
 mod embedded {
     include!(concat!(env!("OUT_DIR"), "/examples.rs"));
@@ -79,41 +82,68 @@ pub struct Project {
     pointer: RwLock<Pointer>,
     fetch: Mutex<FetchStatus>,
     store: ArtifactStore,
-    tx: Mutex<Option<Sender<Job>>>,
-    worker: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// The project's lane in its worker: jobs go to the worker tagged with it.
+    lane: usize,
+    tx: Mutex<Option<Sender<(usize, Job)>>>,
+    /// The worker thread, shared by the projects on its repository.
+    worker: Arc<Mutex<Option<std::thread::JoinHandle<()>>>>,
 }
 
-/// Opens (or creates) the project's bare repository; seeds the embedded examples into
-/// an empty server-owned one when configured to.
-fn open_repo(project: &Project) -> Result<Repo, GitError> {
-    let cfg = &project.cfg;
-    let repo = Repo::open_or_init(
-        &project.dir.join("repo.git"),
-        cfg.upstream.clone(),
-        &cfg.branch,
-    )?;
-    if cfg.seed_examples && cfg.upstream.is_none() && repo.tip()?.is_none() {
+/// Opens (or creates) a group's bare repository; seeds the embedded examples into an empty
+/// server-owned one when configured to.
+fn open_repo(group: &Group) -> Result<Repo, GitError> {
+    let repo = Repo::open_or_init(&group.path, group.upstream.clone(), group.branches())?;
+    repo.keep_only_followed_branches()?;
+    if let [cfg] = group.projects.as_slice()
+        && cfg.seed_examples
+        && cfg.upstream.is_none()
+        && repo.tip(&cfg.branch)?.is_none()
+    {
         let files: Vec<(String, Vec<u8>)> = EXAMPLES
             .iter()
             .map(|(p, t)| (p.to_string(), t.as_bytes().to_vec()))
             .collect();
         if !files.is_empty() {
-            repo.commit_files(None, &files, "helix-server", "Seed example entries\n")?;
+            repo.commit_files(
+                &cfg.branch,
+                None,
+                &files,
+                "helix-server",
+                "Seed example entries\n",
+            )?;
             tracing::info!(project = %cfg.name, entries = files.len(), "seeded repository with example entries");
         }
     }
     Ok(repo)
 }
 
-impl Project {
-    /// Opens the project's data, loads the last good artifact (served at once, before any
-    /// fetch) and starts the worker, whose first job is a refresh.
-    pub fn start(
-        cfg: ProjectConfig,
-        data_dir: &Path,
-        keep: usize,
-        metrics: Arc<Metrics>,
-    ) -> Result<Arc<Project>, StartError> {
+/// Opens every project's data, loads each one's last good artifact (served at once, before
+/// any fetch) and starts one worker per repository, whose first job is a refresh. Projects
+/// on the same upstream share its mirror and its worker: one fetch brings all of them.
+pub fn start_all(
+    configs: &[ProjectConfig],
+    data_dir: &Path,
+    keep: usize,
+    metrics: &Arc<Metrics>,
+) -> Result<Vec<Arc<Project>>, StartError> {
+    let mut out = Vec::with_capacity(configs.len());
+    for group in placement::groups(data_dir, configs) {
+        placement::adopt_old_mirrors(data_dir, &group);
+        out.extend(start_group(group, data_dir, keep, metrics)?);
+    }
+    Ok(out)
+}
+
+fn start_group(
+    group: Group,
+    data_dir: &Path,
+    keep: usize,
+    metrics: &Arc<Metrics>,
+) -> Result<Vec<Arc<Project>>, StartError> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let worker = Arc::new(Mutex::new(None));
+    let mut projects = Vec::with_capacity(group.projects.len());
+    for (lane, cfg) in group.projects.iter().enumerate() {
         let dir = data_dir.join("projects").join(&cfg.name);
         std::fs::create_dir_all(&dir).map_err(|error| StartError::CreateDir {
             path: dir.clone(),
@@ -125,42 +155,46 @@ impl Project {
             tracing::info!(project = %cfg.name, commit = %c.info.commit, generation = c.info.generation, "serving last good artifact");
             metrics.artifact(&cfg.name, c.info.bytes, c.info.entries, c.info.generation);
         }
-        let (tx, rx) = std::sync::mpsc::channel();
-        let project = Arc::new(Project {
-            cfg,
-            dir: dir.clone(),
+        projects.push(Arc::new(Project {
+            cfg: cfg.clone(),
+            dir,
             current: RwLock::new(current),
             pointer: RwLock::new(pointer),
             fetch: Mutex::new(FetchStatus::default()),
             store,
+            lane,
             tx: Mutex::new(Some(tx.clone())),
-            worker: Mutex::new(None),
-        });
-        // gix repositories are not `Send`: the worker thread opens its own and reports
-        // whether that worked before the server starts listening.
-        let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), GitError>>();
-        let p2 = project.clone();
-        let handle = std::thread::Builder::new()
-            .name(format!("helix-{}", project.cfg.name))
-            .spawn(move || {
-                let opened = open_repo(&p2).map(|repo| Worker::new(p2, repo, metrics));
-                match opened {
-                    Ok(mut worker) => {
-                        let _ = ready_tx.send(Ok(()));
-                        worker.run(rx);
-                    }
-                    Err(e) => {
-                        let _ = ready_tx.send(Err(e));
-                    }
-                }
-            })
-            .map_err(StartError::Thread)?;
-        ready_rx.recv().map_err(|_| StartError::WorkerDied)??;
-        let _ = tx.send(Job::Refresh(None));
-        *lock(&project.worker) = Some(handle);
-        Ok(project)
+            worker: worker.clone(),
+        }));
     }
+    // gix repositories are not `Send`: the worker thread opens its own and reports
+    // whether that worked before the server starts listening.
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<(), GitError>>();
+    let lanes = projects.clone();
+    let metrics = metrics.clone();
+    let handle = std::thread::Builder::new()
+        .name(format!("helix-{}", group.label()))
+        .spawn(move || {
+            let opened = open_repo(&group).map(|repo| Worker::new(lanes, repo, metrics));
+            match opened {
+                Ok(mut worker) => {
+                    let _ = ready_tx.send(Ok(()));
+                    worker.run(rx);
+                }
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e));
+                }
+            }
+        })
+        .map_err(StartError::Thread)?;
+    ready_rx.recv().map_err(|_| StartError::WorkerDied)??;
+    // One refresh fetches once and compiles every project of the repository.
+    let _ = tx.send((0, Job::Refresh(None)));
+    *lock(&worker) = Some(handle);
+    Ok(projects)
+}
 
+impl Project {
     pub fn name(&self) -> &str {
         &self.cfg.name
     }
@@ -171,6 +205,17 @@ impl Project {
 
     pub fn diagnostics(&self) -> Vec<DiagnosticInfo> {
         read(&self.pointer).diagnostics.clone()
+    }
+
+    /// What became of the served commit's Markdown files: entries, invalid, skipped by reason.
+    pub fn census(&self) -> Census {
+        let ptr = read(&self.pointer);
+        Census {
+            entries: self.current().map_or(0, |c| c.info.entries),
+            invalid: ptr.diagnostics.len() as u64,
+            ..Census::default()
+        }
+        .with_skipped_keys(ptr.skipped.iter().map(|(k, n)| (k.as_str(), *n)))
     }
 
     pub fn fetch_status(&self) -> FetchStatus {
@@ -205,15 +250,16 @@ impl Project {
     pub fn send(&self, job: Job) -> Result<(), JobError> {
         let g = lock(&self.tx);
         match g.as_ref() {
-            Some(tx) => tx.send(job).map_err(|_| JobError::Stopped),
+            Some(tx) => tx.send((self.lane, job)).map_err(|_| JobError::Stopped),
             None => Err(JobError::ShuttingDown),
         }
     }
 
-    /// Stops the worker after it has finished every queued job.
+    /// Stops the worker (which serves every project on this repository) after it has
+    /// finished every queued job.
     pub fn shutdown(&self) {
         if let Some(tx) = lock(&self.tx).take() {
-            let _ = tx.send(Job::Shutdown);
+            let _ = tx.send((self.lane, Job::Shutdown));
         }
         if let Some(h) = lock(&self.worker).take() {
             let _ = h.join();
@@ -228,12 +274,10 @@ struct Cached {
     parsed: Result<Entry, Diagnostic>,
 }
 
-/// Owns the repository; runs on its own thread.
+/// One project's part of a worker: what it compiled, and the keys it answered.
 #[derive(Debug)]
-struct Worker {
+struct LaneState {
     project: Arc<Project>,
-    repo: Repo,
-    metrics: Arc<Metrics>,
     cache: HashMap<String, Cached>,
     generation: u64,
     idem: IdempotencyLog,
@@ -241,38 +285,228 @@ struct Worker {
     scanned: bool,
     /// Branch tip up to which commit messages were scanned for keys.
     scanned_tip: Option<ObjectId>,
+}
+
+/// Owns a repository and serves every project on it; runs on its own thread, so only it
+/// ever touches the repository.
+#[derive(Debug)]
+struct Worker {
+    repo: Repo,
+    metrics: Arc<Metrics>,
+    lanes: Vec<LaneState>,
     /// Write batches committed since the last `git gc --auto`.
     batches_since_gc: u32,
 }
 
+/// One project's view of its worker: its own state, and the repository and counters it
+/// shares with the other projects there. Ingest and the write path are its methods.
+#[derive(Debug)]
+struct Lane<'w> {
+    repo: &'w mut Repo,
+    metrics: &'w Metrics,
+    batches_since_gc: &'w mut u32,
+    state: &'w mut LaneState,
+}
+
+impl Deref for Lane<'_> {
+    type Target = LaneState;
+    fn deref(&self) -> &LaneState {
+        self.state
+    }
+}
+
+impl DerefMut for Lane<'_> {
+    fn deref_mut(&mut self) -> &mut LaneState {
+        self.state
+    }
+}
+
 impl Worker {
-    fn new(project: Arc<Project>, repo: Repo, metrics: Arc<Metrics>) -> Worker {
-        let generation = read(&project.pointer)
-            .kept
-            .iter()
-            .map(|k| k.generation)
-            .max()
-            .unwrap_or(0);
-        let idem = IdempotencyLog::open(project.dir.join("idempotency.jsonl"));
+    fn new(projects: Vec<Arc<Project>>, repo: Repo, metrics: Arc<Metrics>) -> Worker {
+        let lanes = projects
+            .into_iter()
+            .map(|project| {
+                let generation = read(&project.pointer)
+                    .kept
+                    .iter()
+                    .map(|k| k.generation)
+                    .max()
+                    .unwrap_or(0);
+                let idem = IdempotencyLog::open(project.dir.join("idempotency.jsonl"));
+                LaneState {
+                    project,
+                    cache: HashMap::new(),
+                    generation,
+                    idem,
+                    scanned: false,
+                    scanned_tip: None,
+                }
+            })
+            .collect();
         let mut w = Worker {
-            project,
             repo,
             metrics,
-            cache: HashMap::new(),
-            generation,
-            idem,
-            scanned: false,
-            scanned_tip: None,
+            lanes,
             batches_since_gc: 0,
         };
         if w.repo.upstream.is_none() {
-            w.scan_commit_keys();
+            for i in 0..w.lanes.len() {
+                w.lane(i).scan_commit_keys();
+            }
         }
         w
     }
 
+    fn lane(&mut self, i: usize) -> Lane<'_> {
+        Lane {
+            repo: &mut self.repo,
+            metrics: &self.metrics,
+            batches_since_gc: &mut self.batches_since_gc,
+            state: &mut self.lanes[i],
+        }
+    }
+
+    fn label(&self) -> String {
+        let names: Vec<&str> = self.lanes.iter().map(|l| l.project.name()).collect();
+        names.join("+")
+    }
+
+    fn run(&mut self, rx: Receiver<(usize, Job)>) {
+        // Projects sharing a repository are fetched together, as often as the most eager.
+        let poll = self
+            .lanes
+            .iter()
+            .map(|l| l.project.cfg.poll_interval_secs)
+            .min()
+            .map_or(Duration::from_secs(60), Duration::from_secs);
+        let mut next_poll = Instant::now() + poll;
+        let n = self.lanes.len();
+        loop {
+            let wait = next_poll.saturating_duration_since(Instant::now());
+            let mut jobs = Vec::new();
+            match rx.recv_timeout(wait) {
+                Ok(j) => jobs.push(j),
+                Err(RecvTimeoutError::Timeout) => jobs.push((0, Job::Refresh(None))),
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+            // Everything already waiting joins this round: concurrent stores become one commit.
+            while let Ok(j) = rx.try_recv() {
+                jobs.push(j);
+            }
+            let mut writes: Vec<Vec<WriteJob>> = (0..n).map(|_| Vec::new()).collect();
+            let mut refreshes = Vec::new();
+            let mut shutdown = false;
+            for (lane, j) in jobs {
+                match j {
+                    Job::Write(w) => writes[lane].push(w),
+                    Job::Refresh(r) => refreshes.push((lane, r)),
+                    Job::Shutdown => shutdown = true,
+                }
+            }
+            let mut moved: Vec<String> = Vec::new();
+            for (i, batch) in writes.into_iter().enumerate() {
+                if !batch.is_empty() {
+                    self.guarded(i, "write", |l| l.process_writes(batch));
+                    moved.push(self.lanes[i].project.cfg.branch.clone());
+                }
+            }
+            // The other projects on a branch that writes moved (a subdir and the whole
+            // repository) compile it now too, not at the next poll.
+            for i in 0..n {
+                if moved.contains(&self.lanes[i].project.cfg.branch) {
+                    self.guarded(i, "ingest", |l| {
+                        let tip = l.tip().ok().flatten();
+                        if let Err(e) = l.ingest(tip, Instant::now()) {
+                            tracing::error!(project = %l.name(), error = %e, "compile failed");
+                        }
+                    });
+                }
+            }
+            if !refreshes.is_empty() {
+                // One fetch for the repository, then every project compiles its branch.
+                let started = Instant::now();
+                let fetched = self.fetch_upstream();
+                let mut results = Vec::with_capacity(n);
+                for i in 0..n {
+                    let mut result = Err("refresh failed".to_string());
+                    self.guarded(i, "refresh", |l| {
+                        result = l
+                            .refresh(started, fetched.as_ref().err())
+                            .map_err(|e| e.to_string());
+                    });
+                    results.push(result);
+                }
+                for (lane, r) in refreshes {
+                    if let (Some(r), Some(result)) = (r, results.get(lane)) {
+                        let _ = r.send(result.clone());
+                    }
+                }
+                next_poll = Instant::now() + poll;
+            }
+            if shutdown {
+                break;
+            }
+        }
+        tracing::info!(projects = %self.label(), "worker stopped");
+    }
+
+    /// Fetches the upstream (when there is one) and records when, and how it went, in
+    /// every project's fetch status; then the projects on it scan new commits for keys.
+    fn fetch_upstream(&mut self) -> Result<(), GitError> {
+        if self.repo.upstream.is_none() {
+            for l in &self.lanes {
+                lock(&l.project.fetch).at = Some(now_secs());
+            }
+            return Ok(());
+        }
+        let r = self.repo.fetch();
+        for l in &self.lanes {
+            let mut st = lock(&l.project.fetch);
+            st.at = Some(now_secs());
+            st.error = r.as_ref().err().map(|e| e.to_string());
+        }
+        match &r {
+            Ok(()) => {
+                for i in 0..self.lanes.len() {
+                    // Incremental: only commits new since the last scan are read.
+                    self.lane(i).scan_commit_keys();
+                }
+            }
+            Err(e) => {
+                tracing::warn!(projects = %self.label(), error = %e, "fetch failed");
+                for l in &self.lanes {
+                    self.metrics.fetch_error(l.project.name());
+                }
+            }
+        }
+        r
+    }
+
+    /// Runs `f` on lane `i`, turning a panic (a bug, or an unfinished library in
+    /// development) into a log line instead of a dead worker.
+    fn guarded(&mut self, i: usize, what: &str, f: impl FnOnce(&mut Lane<'_>)) {
+        let mut lane = self.lane(i);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut lane)));
+        if r.is_err() {
+            // A panic may have left entries moved out of the cache: start it afresh.
+            lane.cache.clear();
+            tracing::error!(project = %lane.project.name(), "{what} panicked");
+        }
+    }
+}
+
+impl Lane<'_> {
     fn name(&self) -> String {
         self.project.cfg.name.clone()
+    }
+
+    fn branch(&self) -> String {
+        self.project.cfg.branch.clone()
+    }
+
+    /// The tip of the project's branch.
+    fn tip(&self) -> Result<Option<ObjectId>, GitError> {
+        self.repo.tip(&self.project.cfg.branch)
     }
 
     fn prefix(&self) -> Option<String> {
@@ -289,7 +523,7 @@ impl Worker {
     /// never reached the upstream (and is dropped by the fetch) does not count.
     pub(super) fn scan_commit_keys(&mut self) {
         self.scanned = true;
-        let Ok(Some(tip)) = self.repo.tip() else {
+        let Ok(Some(tip)) = self.tip() else {
             return;
         };
         if self.scanned_tip == Some(tip) {
@@ -321,65 +555,6 @@ impl Worker {
         if added > 0 {
             tracing::info!(project = %self.name(), added, "recovered idempotency keys from git history");
             self.idem.save();
-        }
-    }
-
-    fn run(&mut self, rx: Receiver<Job>) {
-        let poll = Duration::from_secs(self.project.cfg.poll_interval_secs);
-        let mut next_poll = Instant::now() + poll;
-        loop {
-            let wait = next_poll.saturating_duration_since(Instant::now());
-            let mut jobs = Vec::new();
-            match rx.recv_timeout(wait) {
-                Ok(j) => jobs.push(j),
-                Err(RecvTimeoutError::Timeout) => jobs.push(Job::Refresh(None)),
-                Err(RecvTimeoutError::Disconnected) => break,
-            }
-            // Everything already waiting joins this round: concurrent stores become one commit.
-            while let Ok(j) = rx.try_recv() {
-                jobs.push(j);
-            }
-            let mut writes = Vec::new();
-            let mut refreshes = Vec::new();
-            let mut shutdown = false;
-            for j in jobs {
-                match j {
-                    Job::Write(w) => writes.push(w),
-                    Job::Refresh(r) => refreshes.push(r),
-                    Job::Shutdown => shutdown = true,
-                }
-            }
-            if !writes.is_empty() {
-                self.guarded("write", |w| w.process_writes(writes));
-            }
-            if !refreshes.is_empty() {
-                let mut result = Err("refresh failed".to_string());
-                self.guarded("refresh", |w| {
-                    result = w.refresh().map_err(|e| e.to_string());
-                });
-                for r in refreshes.into_iter().flatten() {
-                    let _ = r.send(result.clone());
-                }
-                next_poll = Instant::now() + poll;
-            }
-            if shutdown {
-                break;
-            }
-        }
-        tracing::info!(project = %self.name(), "worker stopped");
-    }
-
-    /// Runs `f`, turning a panic (a bug, or an unfinished library in development) into a log
-    /// line instead of a dead worker.
-    fn guarded(&mut self, what: &str, f: impl FnOnce(&mut Worker)) {
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(self)));
-        match r {
-            Ok(()) => {}
-            Err(_) => {
-                // A panic may have left entries moved out of the cache: start it afresh.
-                self.cache.clear();
-                tracing::error!(project = %self.name(), "{what} panicked");
-            }
         }
     }
 }

@@ -10,7 +10,7 @@ use helix_index_format::{Entry, NewEntry};
 
 use super::idempotency::{IdempotencyLog, Seen};
 use super::jobs::{ReplyTx, WriteError, WriteJob, WriteReply};
-use super::{Worker, WriteAck};
+use super::{Lane, WriteAck};
 use crate::git::{Folder, GitError, Kind, PushOutcome};
 
 /// How often a write is re-applied after the upstream moved under it.
@@ -69,7 +69,7 @@ impl From<GitError> for BatchError {
     }
 }
 
-impl Worker {
+impl Lane<'_> {
     /// The recorded answer for `key`, if it is known: a replay of the first write, or a
     /// refusal when the key was first used for another entry.
     fn replay(&self, key: &str, fingerprint: &str) -> Option<Result<WriteReply, WriteError>> {
@@ -140,7 +140,7 @@ impl Worker {
             groups = self.answer_known(groups);
             if groups.is_empty() {
                 // Compile the recovered commits (a no-op if already served).
-                let tip = self.repo.tip().ok().flatten();
+                let tip = self.tip().ok().flatten();
                 if let Err(e) = self.ingest(tip, started) {
                     tracing::error!(project = %project, error = %e, "compile failed");
                 }
@@ -315,7 +315,7 @@ impl Worker {
     fn commit_batch(&mut self, groups: &[Group]) -> Result<Batch, BatchError> {
         let mut last_reason = String::new();
         for attempt in 0..MAX_PUSH_ATTEMPTS {
-            let parent = self.repo.tip()?;
+            let parent = self.tip()?;
             let placed = self.place(parent, groups)?;
             let mut files = Vec::with_capacity(groups.len());
             let mut listed = Vec::new();
@@ -372,7 +372,11 @@ impl Worker {
                 msg.push_str(&keyed.join("\n"));
                 msg.push('\n');
             }
-            let commit = match self.repo.commit_files(parent, &files, author, &msg) {
+            let branch = self.branch();
+            let commit = match self
+                .repo
+                .commit_files(&branch, parent, &files, author, &msg)
+            {
                 Ok(c) => c,
                 Err(e) => {
                     // The branch moved under us (compare-and-swap); look again.
@@ -381,12 +385,12 @@ impl Worker {
                     continue;
                 }
             };
-            match self.repo.push(commit) {
+            match self.repo.push(&branch, commit) {
                 Ok(PushOutcome::Pushed) => {
-                    self.batches_since_gc += 1;
-                    if self.batches_since_gc >= GC_EVERY_BATCHES {
+                    *self.batches_since_gc += 1;
+                    if *self.batches_since_gc >= GC_EVERY_BATCHES {
                         // Each write adds loose objects; let git pack them now and then.
-                        self.batches_since_gc = 0;
+                        *self.batches_since_gc = 0;
                         self.repo.maintain();
                     }
                     return Ok(Batch::Committed(commit, placed));
@@ -394,8 +398,8 @@ impl Worker {
                 Ok(PushOutcome::Rejected(reason)) => {
                     tracing::info!(project = %self.name(), attempt, "upstream moved; fetching and re-applying");
                     last_reason = reason;
-                    let _ = self.repo.reset_branch(commit, parent);
-                    match self.repo.fetch() {
+                    let _ = self.repo.reset_branch(&branch, commit, parent);
+                    match self.repo.fetch().and_then(|()| self.tip()) {
                         Err(e) => {
                             return Err(BatchError::Failed(WriteError::Refetch(Arc::new(e))));
                         }
@@ -420,7 +424,7 @@ impl Worker {
                     }
                 }
                 Err(e) => {
-                    let _ = self.repo.reset_branch(commit, parent);
+                    let _ = self.repo.reset_branch(&branch, commit, parent);
                     return Err(BatchError::Failed(WriteError::Push(Arc::new(e))));
                 }
             }

@@ -56,7 +56,7 @@ fn server_keeps_following_a_moving_upstream_through_many_fetches() {
     let s = fx.start();
     let c = client();
     let tok = fx.tok("kb/alice").to_string();
-    let local = fx.data.join("projects/kb/repo.git");
+    let local = mirror(&fx.data, &up.bare);
     let started = Instant::now();
     for i in 0..rounds {
         // Every sixth round brings more objects than `fetch.unpackLimit`: a new pack.
