@@ -27,6 +27,7 @@ use crate::error::AppError;
 use crate::project::{Job, JobError, Project, WriteError, WriteJob};
 use crate::state::AppState;
 use crate::store::Served;
+use crate::transfer::{self, Coding};
 
 /// Media type of artifact downloads.
 pub const INDEX_CONTENT_TYPE: &str = "application/vnd.helix.index";
@@ -228,6 +229,8 @@ async fn list_projects(
 #[derive(Debug, Deserialize)]
 struct IndexQuery {
     commit: Option<String>,
+    /// Content hash of the artifact the client holds: a patch from it is wanted.
+    from: Option<String>,
 }
 
 /// Whether an `If-None-Match` value matches `etag` (a quoted hash).
@@ -238,10 +241,14 @@ fn etag_matches(header: &HeaderValue, etag: &str) -> bool {
         .any(|t| t == "*" || t.strip_prefix("W/").unwrap_or(t) == etag)
 }
 
-fn artifact_headers(s: &Served) -> [(header::HeaderName, HeaderValue); 4] {
+/// Headers of every index answer. The ETag names the artifact itself: strong on the plain
+/// artifact, weak (`W/`) when the body is a coding of it or a patch to it, so that no cache
+/// combines byte ranges of different bodies under one strong validator.
+fn artifact_headers(s: &Served, weak: bool) -> [(header::HeaderName, HeaderValue); 5] {
     let v = |x: String| HeaderValue::from_str(&x).unwrap_or_else(|_| HeaderValue::from_static(""));
+    let w = if weak { "W/" } else { "" };
     [
-        (header::ETAG, v(format!("\"{}\"", s.info.hash))),
+        (header::ETAG, v(format!("{w}\"{}\"", s.info.hash))),
         (
             header::HeaderName::from_static("x-helix-commit"),
             v(s.info.commit.clone()),
@@ -251,6 +258,7 @@ fn artifact_headers(s: &Served) -> [(header::HeaderName, HeaderValue); 4] {
             v(s.info.generation.to_string()),
         ),
         (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+        (header::VARY, HeaderValue::from_static("accept-encoding")),
     ]
 }
 
@@ -275,24 +283,87 @@ async fn get_index(
             ))
         })?,
     };
-    let hdrs = artifact_headers(&served);
+    let coding = transfer::negotiate(
+        headers
+            .get(header::ACCEPT_ENCODING)
+            .and_then(|v| v.to_str().ok()),
+    );
     let etag = format!("\"{}\"", served.info.hash);
     if headers
         .get(header::IF_NONE_MATCH)
         .is_some_and(|h| etag_matches(h, &etag))
     {
+        let hdrs = artifact_headers(&served, coding != Coding::Identity);
         return Ok((StatusCode::NOT_MODIFIED, hdrs).into_response());
     }
-    Ok((
+    if let Some(from) = q.from.as_deref() {
+        if from.len() != 64 || !from.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+            return Err(AppError::bad_request(format!(
+                "from={from:?} must be the content hash (64 lower-case hex digits) of an artifact"
+            )));
+        }
+        // Patches lead to the current artifact only; an unknown base gets the artifact.
+        let base = p
+            .kept(from)
+            .filter(|_| q.commit.is_none() && from != served.info.hash);
+        if let Some(base) = base {
+            let p2 = p.clone();
+            let load = move || p2.load(&base).map(|s| s.bytes).map_err(|e| e.to_string());
+            match served.coded.patch(&served.bytes, from, load).await {
+                Ok(patch) => {
+                    state
+                        .metrics
+                        .transfer(&project, "patch", patch.len() as u64);
+                    let base = HeaderValue::from_str(&format!("\"{from}\""))
+                        .map_err(|_| AppError::bad_request("from"))?;
+                    return Ok((
+                        StatusCode::OK,
+                        artifact_headers(&served, true),
+                        [
+                            (
+                                header::CONTENT_TYPE,
+                                HeaderValue::from_static(transfer::PATCH_CONTENT_TYPE),
+                            ),
+                            (header::HeaderName::from_static("x-helix-patch-from"), base),
+                            (
+                                header::HeaderName::from_static("x-helix-artifact-length"),
+                                HeaderValue::from(served.info.bytes),
+                            ),
+                        ],
+                        Body::from(patch),
+                    )
+                        .into_response());
+                }
+                Err(e) => {
+                    tracing::warn!(project, from, error = %e, "no patch; sending the artifact")
+                }
+            }
+        }
+    }
+    let (coding, body) = match served.coded.coded(&served.bytes, coding).await {
+        Ok(body) => (coding, body),
+        Err(e) => {
+            tracing::warn!(project, ?coding, error = %e, "sending the artifact uncoded");
+            (Coding::Identity, served.bytes.clone())
+        }
+    };
+    let name = coding.header().unwrap_or("identity");
+    state.metrics.transfer(&project, name, body.len() as u64);
+    let mut resp = (
         StatusCode::OK,
-        hdrs,
+        artifact_headers(&served, coding != Coding::Identity),
         [(
             header::CONTENT_TYPE,
             HeaderValue::from_static(INDEX_CONTENT_TYPE),
         )],
-        Body::from(served.bytes.clone()),
+        Body::from(body),
     )
-        .into_response())
+        .into_response();
+    if let Some(c) = coding.header() {
+        resp.headers_mut()
+            .insert(header::CONTENT_ENCODING, HeaderValue::from_static(c));
+    }
+    Ok(resp)
 }
 
 async fn get_status(

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::sys::{remove_stale_temps, write_atomic};
+use crate::transfer::Cache;
 
 /// Facts about one stored artifact.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,11 +39,13 @@ pub struct Pointer {
     pub diagnostics: Vec<DiagnosticInfo>,
 }
 
-/// An artifact held in memory for serving.
-#[derive(Debug, Clone)]
+/// An artifact held in memory for serving, with its codings and the patches to it as they
+/// are computed.
+#[derive(Debug)]
 pub struct Served {
     pub info: ArtifactInfo,
     pub bytes: Bytes,
+    pub coded: Cache,
 }
 
 /// Why the artifact store could not do its work: the file and what went wrong with it.
@@ -122,6 +125,7 @@ impl ArtifactStore {
         Ok(Served {
             info: info.clone(),
             bytes: Bytes::from(bytes),
+            coded: Cache::default(),
         })
     }
 
@@ -172,6 +176,7 @@ impl ArtifactStore {
             Arc::new(Served {
                 info,
                 bytes: Bytes::from(bytes),
+                coded: Cache::default(),
             }),
             ptr,
         ))

@@ -201,6 +201,20 @@ impl Project {
         }
     }
 
+    /// A kept artifact by content hash: a base that patches can start from.
+    pub fn kept(&self, hash: &str) -> Option<ArtifactInfo> {
+        read(&self.pointer)
+            .kept
+            .iter()
+            .find(|k| k.hash == hash)
+            .cloned()
+    }
+
+    /// Reads a kept artifact from disk, checked against its content hash.
+    pub fn load(&self, info: &ArtifactInfo) -> Result<Served, StoreError> {
+        self.store.load(info)
+    }
+
     /// Queues a job for the worker.
     pub fn send(&self, job: Job) -> Result<(), JobError> {
         let g = lock(&self.tx);
