@@ -837,4 +837,137 @@ mod tests {
         assert_eq!(v2["path"], v["path"]);
         s.shutdown().await;
     }
+
+    /// Codings and patches of the index: each decodes to the artifact the ETag names.
+    #[tokio::test]
+    async fn index_codings_and_patches_name_the_same_artifact() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let s = state(dir.path(), true).await;
+        let app = app(s.clone()).layer(MockConnectInfo(SocketAddr::from(([127, 0, 0, 1], 9))));
+        let store = |title: &str| {
+            let body =
+                format!(r#"{{"topic":"ops","title":"{title}","body":"Words about {title}."}}"#);
+            call(
+                app.clone(),
+                req("POST", "/v1/projects/b/entries", None, &body),
+            )
+        };
+        let get = |uri: String, hdrs: Vec<(&'static str, String)>| {
+            let mut r = req("GET", &uri, None, "");
+            for (k, v) in hdrs {
+                r.headers_mut()
+                    .insert(k, HeaderValue::from_str(&v).expect("value"));
+            }
+            call(app.clone(), r)
+        };
+        assert_eq!(store("First note").await.0, StatusCode::CREATED);
+        let (_, h1, old) = get("/v1/projects/b/index".into(), vec![]).await;
+        let old_hash = crate::store::content_hash(&old);
+        assert_eq!(h1["etag"], format!("\"{old_hash}\""));
+        assert_eq!(h1["vary"], "accept-encoding");
+        assert!(h1.get("content-encoding").is_none());
+        assert_eq!(store("Second note").await.0, StatusCode::CREATED);
+        let (st, _, new) = get("/v1/projects/b/index".into(), vec![]).await;
+        assert_eq!(st, StatusCode::OK);
+        let new_hash = crate::store::content_hash(&new);
+        let weak = format!("W/\"{new_hash}\"");
+
+        let (st, h, z) = get(
+            "/v1/projects/b/index".into(),
+            vec![("accept-encoding", "gzip, zstd".into())],
+        )
+        .await;
+        assert_eq!(
+            (st, &h["content-encoding"], &h["etag"]),
+            (
+                StatusCode::OK,
+                &HeaderValue::from_static("zstd"),
+                &HeaderValue::from_str(&weak).expect("etag")
+            )
+        );
+        assert_eq!(h["content-type"], INDEX_CONTENT_TYPE);
+        assert_eq!(zstd::decode_all(&z[..]).expect("zstd body"), new);
+        let (_, h, g) = get(
+            "/v1/projects/b/index".into(),
+            vec![("accept-encoding", "gzip".into())],
+        )
+        .await;
+        assert_eq!(h["content-encoding"], "gzip");
+        let mut out = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&g[..]), &mut out)
+            .expect("gunzip");
+        assert_eq!(out, new);
+        // A weak or strong validator of the artifact matches whatever the coding.
+        let (st, h, body) = get(
+            "/v1/projects/b/index".into(),
+            vec![
+                ("accept-encoding", "zstd".into()),
+                ("if-none-match", weak.clone()),
+            ],
+        )
+        .await;
+        assert_eq!((st, body.len()), (StatusCode::NOT_MODIFIED, 0));
+        assert_eq!(
+            (h["etag"].to_str().expect("etag"), &h["vary"]),
+            (weak.as_str(), &HeaderValue::from_static("accept-encoding"))
+        );
+
+        // A patch from the artifact the client holds.
+        let (st, h, patch) = get(
+            format!("/v1/projects/b/index?from={old_hash}"),
+            vec![
+                ("accept-encoding", "zstd".into()),
+                ("if-none-match", format!("\"{old_hash}\"")),
+            ],
+        )
+        .await;
+        assert_eq!(st, StatusCode::OK);
+        assert_eq!(h["content-type"], transfer::PATCH_CONTENT_TYPE);
+        assert!(h.get("content-encoding").is_none());
+        assert_eq!(h["etag"].to_str().expect("etag"), weak);
+        assert_eq!(
+            h["x-helix-patch-from"].to_str().expect("base"),
+            format!("\"{old_hash}\"")
+        );
+        assert_eq!(
+            h["x-helix-artifact-length"].to_str().expect("len"),
+            new.len().to_string()
+        );
+        let mut prefix = old.clone();
+        helix_index_format::delta::to_delta_form(&mut prefix);
+        let mut d = zstd::zstd_safe::DCtx::create();
+        d.ref_prefix(&prefix).expect("prefix");
+        let mut rebuilt = Vec::with_capacity(new.len());
+        d.decompress(&mut rebuilt, &patch[..])
+            .expect("patch decodes");
+        helix_index_format::delta::from_delta_form(&mut rebuilt);
+        assert_eq!(rebuilt, new);
+
+        // An unknown base gets the artifact; a malformed one is refused.
+        let unknown = "0".repeat(64);
+        let (st, h, body) = get(format!("/v1/projects/b/index?from={unknown}"), vec![]).await;
+        assert_eq!(
+            (st, &h["content-type"]),
+            (
+                StatusCode::OK,
+                &HeaderValue::from_static(INDEX_CONTENT_TYPE)
+            )
+        );
+        assert_eq!(body, new);
+        let (st, _, body) = get("/v1/projects/b/index?from=abc".into(), vec![]).await;
+        assert_eq!(
+            (st, code(&body).as_str()),
+            (StatusCode::BAD_REQUEST, "bad_request")
+        );
+        let (_, _, m) = call(app.clone(), req("GET", "/metrics", None, "")).await;
+        let m = String::from_utf8(m).expect("utf8");
+        assert!(
+            m.contains(&format!(
+                "helix_index_response_bytes_total{{project=\"b\",form=\"patch\"}} {}",
+                patch.len()
+            )),
+            "{m}"
+        );
+        s.shutdown().await;
+    }
 }

@@ -82,13 +82,16 @@ pub fn negotiate(accept: Option<&str>) -> Coding {
     }
 }
 
+/// A value computed once, by whichever request asks first.
+type Slot = Arc<OnceCell<Result<Bytes, String>>>;
+
 /// What was computed for one artifact: its codings, and patches to it keyed by the content
 /// hash of the artifact they start from. Dropped with the artifact.
 #[derive(Debug, Default)]
 pub struct Cache {
-    zstd: Arc<OnceCell<Result<Bytes, String>>>,
-    gzip: Arc<OnceCell<Result<Bytes, String>>>,
-    patches: Mutex<HashMap<String, Arc<OnceCell<Result<Bytes, String>>>>>,
+    zstd: Slot,
+    gzip: Slot,
+    patches: Mutex<HashMap<String, Slot>>,
 }
 
 /// Why no coded body or patch could be sent.
@@ -113,7 +116,7 @@ fn workers() -> &'static Semaphore {
 /// at most [`WAIT`]. The computation runs in its own task, so a request that stops waiting
 /// does not cancel it.
 async fn once<F>(
-    cell: Arc<OnceCell<Result<Bytes, String>>>,
+    cell: Slot,
     what: &'static str,
     work: F,
 ) -> Result<Bytes, TransferError>
