@@ -115,11 +115,7 @@ fn workers() -> &'static Semaphore {
 /// Gets `cell`'s value, computing it with `work` on the blocking pool if nobody has; waits
 /// at most [`WAIT`]. The computation runs in its own task, so a request that stops waiting
 /// does not cancel it.
-async fn once<F>(
-    cell: Slot,
-    what: &'static str,
-    work: F,
-) -> Result<Bytes, TransferError>
+async fn once<F>(cell: Slot, what: &'static str, work: F) -> Result<Bytes, TransferError>
 where
     F: FnOnce() -> Result<Vec<u8>, String> + Send + 'static,
 {
