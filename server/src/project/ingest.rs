@@ -144,12 +144,17 @@ impl Worker {
                 None => {}
             }
         }
-        let generation = self.generation + 1;
+        // Replicas of a project compile the same commit into the same bytes, hence the same
+        // ETag: the generation is the commit's first-parent depth and the build time its
+        // commit time. Only a history rewritten below the served generation counts on from it.
+        let (depth, committed) = self.repo.depth(tip, self.depth)?;
+        self.depth = Some((tip, depth));
+        let generation = depth.max(self.generation + 1);
         let info = BuildInfo {
             project: self.project.cfg.name.clone(),
             commit: hex.clone(),
             generation,
-            build_time: now_secs(),
+            build_time: committed,
         };
         let t_build = Instant::now();
         let built = helix_index_format::build(&entries, &info);

@@ -257,6 +257,8 @@ struct Worker {
     scanned_tip: Option<ObjectId>,
     /// Write batches committed since the last `git gc --auto`.
     batches_since_gc: u32,
+    /// The last compiled commit and its first-parent depth (its generation's source).
+    depth: Option<(ObjectId, u64)>,
 }
 
 impl Worker {
@@ -278,6 +280,7 @@ impl Worker {
             scanned: false,
             scanned_tip: None,
             batches_since_gc: 0,
+            depth: None,
         };
         if w.repo.upstream.is_none() {
             w.scan_commit_keys();
