@@ -326,10 +326,21 @@ impl Worker {
             .project
             .current()
             .is_some_and(|c| c.info.commit == tip_hex);
-        let generation = if built_tip {
+        let next = if built_tip {
             self.generation
         } else {
             self.generation + 1
+        };
+        // Generations are first-parent depths (ingest.rs): a key is answered with the
+        // generation its commit got on the replica that wrote it, as that replica did. A
+        // numbering ahead of the depths (an older data directory) answers with the next one.
+        let depth = self.repo.depth(tip, self.depth).map(|d| d.0).unwrap_or(0);
+        let generation = |i: usize| {
+            if depth >= next {
+                depth.saturating_sub(i as u64)
+            } else {
+                next
+            }
         };
         let prefix = self.prefix();
         let added = self
