@@ -117,9 +117,9 @@ for size in "${SIZES[@]}"; do
   curl -s -o /dev/null -H 'Accept-Encoding: zstd' "$URL/v1/projects/bench/index"
   curl -s -o /dev/null "$URL/v1/projects/bench/index?from=$HASH_A"
   curl -s -o /dev/null -H 'Accept-Encoding: gzip' "$URL/v1/projects/bench/index"
-  ZMS=$(grep -o 'what="zstd coding".*' "$D/server.log" | sed -n 's/.*ms=\([0-9]*\).*/\1/p' | tail -1)
-  PMS=$(grep -o 'what="patch".*' "$D/server.log" | sed -n 's/.*ms=\([0-9]*\).*/\1/p' | tail -1)
-  GMS=$(grep -o 'what="gzip coding".*' "$D/server.log" | sed -n 's/.*ms=\([0-9]*\).*/\1/p' | tail -1)
+  ZMS=$(sed 's/\x1b\[[0-9;]*m//g' "$D/server.log" | sed -n 's/.*computed what="zstd coding" .* ms=\([0-9]*\).*/\1/p' | tail -1)
+  PMS=$(sed 's/\x1b\[[0-9;]*m//g' "$D/server.log" | sed -n 's/.*computed what="patch" .* ms=\([0-9]*\).*/\1/p' | tail -1)
+  GMS=$(sed 's/\x1b\[[0-9;]*m//g' "$D/server.log" | sed -n 's/.*computed what="gzip coding" .* ms=\([0-9]*\).*/\1/p' | tail -1)
 
   for form in identity zstd patch; do
     case $form in
