@@ -180,7 +180,7 @@ impl Cache {
             .or_default()
             .clone();
         let new = bytes.clone();
-        once(cell, "patch", move || patch(&load()?, &new)).await
+        once(cell, "patch", move || patch(Vec::from(load()?), &new)).await
     }
 }
 
@@ -208,8 +208,7 @@ pub fn gzip_coding(bytes: &[u8]) -> Result<Vec<u8>, String> {
 /// The patch from `old` to `new`: one zstd frame of `new`'s delta form compressed with
 /// `old`'s delta form as its reference prefix (docs/http-api.md). The client decodes it
 /// with the same prefix and turns the delta form back into the artifact.
-pub fn patch(old: &[u8], new: &[u8]) -> Result<Vec<u8>, String> {
-    let mut old = old.to_vec();
+pub fn patch(mut old: Vec<u8>, new: &[u8]) -> Result<Vec<u8>, String> {
     let mut new = new.to_vec();
     helix_index_format::delta::to_delta_form(&mut old);
     helix_index_format::delta::to_delta_form(&mut new);
@@ -330,7 +329,7 @@ mod tests {
     fn a_patch_rebuilds_the_new_artifact_and_is_small() {
         let old = artifact(3000, 1);
         let new = artifact(3001, 2);
-        let p = patch(&old, &new).expect("patch");
+        let p = patch(old.clone(), &new).expect("patch");
         assert_eq!(apply(&old, &p, new.len()), new);
         let full = zstd_coding(&new).expect("zstd").len();
         assert!(p.len() * 10 < full, "patch {} vs zstd {full}", p.len());
