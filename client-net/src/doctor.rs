@@ -147,33 +147,48 @@ pub fn run(_a: Args) -> Result<ExitCode> {
             );
         }
     }
-    let mut settings = vec![
-        cfg.root.join(".claude/settings.json"),
-        cfg.root.join(".claude/settings.local.json"),
-    ];
-    if let Some(home) = std::env::var_os("HOME") {
-        settings.push(std::path::PathBuf::from(home).join(".claude/settings.json"));
-    }
-    let hooked = settings
-        .iter()
-        .filter(|f| {
-            std::fs::read_to_string(f)
-                .is_ok_and(|t| t.contains("helix hook") || t.contains("helix\" hook"))
-        })
-        .collect::<Vec<_>>();
-    if hooked.is_empty() {
-        out.fix(
-            "Claude Code hooks not installed",
-            "run `helix hooks install` (or `--project` to commit them)",
-        );
-    } else {
-        out.ok(&format!("hooks installed in {}", hooked[0].display()));
-    }
+    hooks(&cwd, &mut out);
     if out.problems == 0 {
         println!("all good");
         Ok(ExitCode::SUCCESS)
     } else {
         println!("{} thing(s) to fix", out.problems);
         Ok(ExitCode::from(1))
+    }
+}
+
+/// Where helix is installed for Claude Code and whether Claude Code can start it: the same
+/// findings as `helix hooks status`.
+fn hooks(cwd: &std::path::Path, out: &mut Out) {
+    use helix_client::install::status::{self, Level};
+    let report = status::scan(cwd);
+    let installed = report.findings.iter().any(|f| {
+        f.text.contains("helix hooks installed")
+            || (f.label == "plugin" && f.level != Level::Problem)
+    });
+    if !installed {
+        out.fix(
+            "Claude Code hooks not installed",
+            "run `helix hooks install` (or `--project` to commit them for the team)",
+        );
+    }
+    for f in &report.findings {
+        let what = format!("claude code {}: {}", f.label, f.text);
+        match f.level {
+            Level::Problem => out.fix(
+                &what,
+                f.fix.as_deref().unwrap_or("see `helix hooks status`"),
+            ),
+            Level::Note => out.note(&match &f.fix {
+                Some(fix) => format!("{what} ({fix})"),
+                None => what,
+            }),
+            Level::Ok
+                if f.text.contains("helix hooks installed") || f.text.contains("registered;") =>
+            {
+                out.ok(&what)
+            }
+            Level::Ok => {}
+        }
     }
 }

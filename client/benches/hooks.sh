@@ -4,9 +4,15 @@
 # the fork+exec floor), interleaved in one run, at 1k, 10k and 100k entries of the til
 # corpus (replicated under new paths). Prints p50/p99 per case and the ratio to the floor.
 #
+# Every call gets a new `prompt_id`/`tool_use_id` (stdin is piped, `{n}` in it replaced by a
+# counter), as in a session: a repeated identical input would be a duplicate, which helix
+# answers with nothing. `prompt-dup` sends one input over and over: that silent path.
+#
 # Usage: client/benches/hooks.sh            (ITER=400 SIZES="1000 10000 100000" by default)
 #        ITER=200 SIZES="10000" client/benches/hooks.sh
 #        SKIP_BUILD=1 HELIX=/path/to/helix client/benches/hooks.sh   (bench a given binary)
+#        HELIX_BASE=/path/to/old/helix client/benches/hooks.sh  (also bench a baseline binary,
+#                                        interleaved in the same run: `prompt@base`, …)
 set -euo pipefail
 
 ITER=${ITER:-400}
@@ -24,7 +30,12 @@ if [ -z "${SKIP_BUILD:-}" ]; then
 fi
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/helix-hook-bench.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+# Duplicate-call claims go to a runtime directory in memory, as on a desktop session
+# (XDG_RUNTIME_DIR); a private one here, removed afterwards.
+RUN=$WORK/run
+[ -d /dev/shm ] && RUN=$(mktemp -d /dev/shm/helix-hook-bench-run.XXXXXX)
+export XDG_RUNTIME_DIR=$RUN
+trap 'rm -rf "$WORK" "$RUN"' EXIT
 
 # The floor: what any hook binary must do at least.
 cat > "$WORK/floor.rs" <<'RS'
@@ -54,9 +65,10 @@ extern "C" fn main(_argc: i32, _argv: *const *const u8) -> i32 {
 }
 RS
 
-# The driver: spawns each case in turn (interleaved), stdin from a file, stdout read to EOF.
+# The driver: spawns each case in turn (interleaved), stdin piped from a file with `{n}`
+# replaced by the call's number, stdout read to EOF.
 cat > "$WORK/driver.rs" <<'RS'
-use std::io::Read;
+use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 fn main() {
@@ -70,10 +82,13 @@ fn main() {
     let mut out_len = vec![0usize; cases.len()];
     for i in 0..warmup + iters {
         for (ci, c) in cases.iter().enumerate() {
-            let stdin = std::fs::File::open(c[1]).expect("stdin file");
+            let input = std::fs::read_to_string(c[1]).expect("stdin file").replace("{n}", &i.to_string());
             let t = Instant::now();
-            let mut child = Command::new(c[2]).args(&c[3..]).stdin(stdin)
+            let mut child = Command::new(c[2]).args(&c[3..]).stdin(Stdio::piped())
                 .stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("spawn");
+            let mut stdin = child.stdin.take().expect("stdin");
+            let _ = stdin.write_all(input.as_bytes());
+            drop(stdin);
             let mut out = Vec::new();
             child.stdout.take().expect("stdout").read_to_end(&mut out).expect("read");
             let st = child.wait().expect("wait");
@@ -127,9 +142,11 @@ for n in $SIZES; do
     built=$(grep -o 'wrote .*' "$WORK/build-$n.log" | head -1)
     echo "size $n: $built" >&2
 
-    printf '{"session_id":"bench","cwd":"%s","hook_event_name":"UserPromptSubmit","prompt":"how do I rebase my git branch onto main without losing local commits?"}' \
+    printf '{"session_id":"bench","cwd":"%s","prompt_id":"p{n}","hook_event_name":"UserPromptSubmit","prompt":"how do I rebase my git branch onto main without losing local commits?"}' \
         "$repo" > "$WORK/prompt-$n.json"
-    printf '{"session_id":"bench","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Edit","tool_input":{"file_path":"%s/src/git/rebase.rs","old_string":"let base = merge_base(&head, &onto)?;","new_string":"let base = onto.clone();"}}' \
+    printf '{"session_id":"bench","cwd":"%s","prompt_id":"p0","hook_event_name":"UserPromptSubmit","prompt":"how do I rebase my git branch onto main without losing local commits?"}' \
+        "$repo" > "$WORK/prompt-dup-$n.json"
+    printf '{"session_id":"bench","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Edit","tool_use_id":"t{n}","tool_input":{"file_path":"%s/src/git/rebase.rs","old_string":"let base = merge_base(&head, &onto)?;","new_string":"let base = onto.clone();"}}' \
         "$repo" "$repo" > "$WORK/ambient-$n.json"
     {
         printf 'floor\t%s\t%s\t%s\n' "$WORK/prompt-$n.json" "$WORK/floor" "$index"
@@ -138,6 +155,12 @@ for n in $SIZES; do
         printf 'startup\t%s\t%s\thook\tnoop\n' "$WORK/prompt-$n.json" "$HELIX"
         printf 'prompt\t%s\t%s\thook\tprompt\n' "$WORK/prompt-$n.json" "$HELIX"
         printf 'ambient\t%s\t%s\thook\tambient\n' "$WORK/ambient-$n.json" "$HELIX"
+        printf 'prompt-dup\t%s\t%s\thook\tprompt\n' "$WORK/prompt-dup-$n.json" "$HELIX"
+        if [ -n "${HELIX_BASE:-}" ]; then
+            printf 'startup@base\t%s\t%s\thook\tnoop\n' "$WORK/prompt-$n.json" "$HELIX_BASE"
+            printf 'prompt@base\t%s\t%s\thook\tprompt\n' "$WORK/prompt-$n.json" "$HELIX_BASE"
+            printf 'ambient@base\t%s\t%s\thook\tambient\n' "$WORK/ambient-$n.json" "$HELIX_BASE"
+        fi
     } > "$WORK/spec-$n.tsv"
     (cd "$repo" && "$WORK/driver" "$ITER" "$WARMUP" "$WORK/spec-$n.tsv") > "$WORK/result-$n.tsv"
     read -r _ f50 f99 _ < <(grep '^floor' "$WORK/result-$n.tsv")

@@ -1,5 +1,5 @@
-//! XDG directories for helix: config, cache and data, honouring `XDG_*_HOME`.
-//! Tests and users isolate all client state by setting these three variables.
+//! XDG directories for helix: config, cache, data and state, honouring `XDG_*_HOME`.
+//! Tests and users isolate all client state by setting these variables.
 
 use std::path::PathBuf;
 
@@ -31,6 +31,12 @@ pub fn cache_dir() -> PathBuf {
 /// `$XDG_DATA_HOME/helix` (default `~/.local/share/helix`).
 pub fn data_dir() -> PathBuf {
     xdg("XDG_DATA_HOME", ".local/share")
+}
+
+/// `$XDG_STATE_HOME/helix` (default `~/.local/state/helix`): backups of files the installer
+/// changed.
+pub fn state_dir() -> PathBuf {
+    xdg("XDG_STATE_HOME", ".local/state")
 }
 
 /// The user config file, `config_dir()/config.toml`.

@@ -60,6 +60,25 @@ fn write_replace(path: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()
     res
 }
 
+/// The entries of `dir` (at most 10,000) not modified for `age`; none when it cannot be read.
+pub fn entries_older_than(dir: &Path, age: std::time::Duration) -> Vec<std::path::PathBuf> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let now = std::time::SystemTime::now();
+    rd.flatten()
+        .take(10_000)
+        .filter(|e| {
+            e.metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| now.duration_since(t).ok())
+                .is_some_and(|a| a > age)
+        })
+        .map(|e| e.path())
+        .collect()
+}
+
 /// Removes temporary files that a killed helix process left in `dir`: names of the form
 /// `.<name>.<pid>.<hex>.tmp` (written by [`write_atomic`] and downloads) whose process is
 /// gone, or that are more than a day old. Errors are ignored: this is housekeeping.

@@ -102,7 +102,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let token = tokens::add_token(&path, &project, &name, &scopes)?;
             println!("{token}");
             eprintln!(
-                "token for {name} on project {project} stored (hashed) in {}; it is shown only once; a running server loads it at its next restart",
+                "token for {name} on project {project} stored (hashed) in {}; it is shown only once; a running server loads it on SIGHUP (systemctl reload helix-server) or at its next restart",
                 path.display()
             );
             Ok(())

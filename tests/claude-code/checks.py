@@ -110,16 +110,19 @@ HELIX_TOOL = re.compile(r"mcp__(?:[A-Za-z0-9_-]*_)?helix__(search|store|read|bri
 def offered_tools(body):
     """helix MCP tool names the model is offered, as {tool: name}: full schemas in `tools`, or
     names listed as deferred in the text (with tool search, Claude Code sends only the names
-    and ToolSearch loads a schema). A plugin's server gets `mcp__plugin_<plugin>_<server>__`."""
+    and ToolSearch loads a schema). A plugin's server gets `mcp__plugin_<plugin>_<server>__`.
+    Also every helix tool name offered (two servers can offer the same tool)."""
     schema = [t.get("name") or "" for t in body.get("tools") or [] if isinstance(t, dict)]
     deferred = re.findall(r"(?m)^(mcp__\w+)$", model_text(body))
-    offered, how = {}, {}
+    offered, how, every = {}, {}, set()
     for kind, names in (("schema", schema), ("deferred", deferred)):
         for n in names:
             m = HELIX_TOOL.fullmatch(n)
+            if m:
+                every.add(n)
             if m and m.group(1) not in offered:
                 offered[m.group(1)], how[m.group(1)] = n, kind
-    return offered, how
+    return offered, how, every
 
 
 def mentioned_tools(text):
@@ -166,7 +169,7 @@ def analyse(c, ws, log, stream, expect_approve=True, problems=None, check_text=F
             problem=problems.get("dup", "problem 3"))
 
     # MCP tools offered to the model.
-    offered, how = offered_tools(main[0])
+    offered, how, every = offered_tools(main[0])
     missing = [t for t in MCP_TOOLS if t not in offered]
     kinds = sorted(set(how.values()))
     detail = ("missing: " + ", ".join(missing) if missing else
@@ -174,21 +177,20 @@ def analyse(c, ws, log, stream, expect_approve=True, problems=None, check_text=F
                                                else "deferred (names only; ToolSearch loads them)"))
     c.check("helix MCP tools are offered to the model", not missing, detail,
             problem=problems.get("mcp", "problem 5"))
-    wrong = sorted(mentioned_tools(seen) - set(offered.values()))
+    wrong = sorted(mentioned_tools(seen) - every)
     c.check("hook texts name only MCP tools the session has", not wrong,
             ("texts point at " + ", ".join(wrong) + "; the session has "
-             + (", ".join(sorted(offered.values())) or "no helix MCP tools")) if wrong else "",
+             + (", ".join(sorted(every)) or "no helix MCP tools")) if wrong else "",
             problem=problems.get("names", "problem 5"))
 
-    # The search call: allowed without any permission flag, and what it returned.
-    call = next((u for u in tool_uses(last) if str(u.get("name")).endswith("helix__search")
-                 and u.get("name") != "ToolSearch"), None)
+    # The search call: allowed without any permission flag.
+    calls = [u for u in tool_uses(last) if HELIX_TOOL.fullmatch(str(u.get("name")))]
+    call = next((u for u in calls if u["name"].endswith("helix__search")), None)
     result = tool_result(last, call["id"]) if call else None
     if result is None:
         c.check("helix search call gets a result", False, "no tool_result found")
         return
-    content = result.get("content")
-    body = text_of(content) if isinstance(content, list) else str(content)
+    body = result_text(result)
     denied = re.search(r"permission|denied|haven't granted|not allowed", body, re.I)
     if expect_approve:
         c.check(f"{call['name']} runs without a permission flag (approve-mcp)",
@@ -199,16 +201,38 @@ def analyse(c, ws, log, stream, expect_approve=True, problems=None, check_text=F
         c.check("without approve-mcp the call is refused (control)",
                 bool(result.get("is_error")) and bool(denied), body[:160].replace("\n", " "))
         return
-    if result.get("is_error"):
-        return
-    shape = ("a JSON string" if isinstance(content, str) and body.lstrip().startswith("{")
-             else "text blocks" if isinstance(content, list) else type(content).__name__)
-    c.info("search tool_result", f"{shape}, {len(body)} characters: {body[:120]!r}")
-    is_text = body.lstrip().startswith(("1 hit for", "2 hits for", "3 hits for")) \
-        or re.match(r"\s*\d+ hits? for ", body) is not None
-    if check_text:
-        c.check("the model gets helix's text block, not structuredContent JSON", is_text,
-                "got " + shape, problem=problems.get("text", "problem 1"))
+    # What each helix tool call handed the model: measured, and text rather than JSON.
+    for u in calls:
+        result = tool_result(last, u["id"])
+        if result is None:
+            c.check(f"{u['name']} gets a result", False, "no tool_result found")
+            continue
+        body = result_text(result)
+        content = result.get("content")
+        shape = ("a JSON string" if isinstance(content, str) and body.lstrip().startswith("{")
+                 else "a string" if isinstance(content, str)
+                 else "text blocks" if isinstance(content, list) else type(content).__name__)
+        label = call_label(u)
+        c.info(f"{label} tool_result", f"{shape}, {len(body)} characters: {body[:100]!r}")
+        if result.get("is_error"):
+            c.check(f"{label} succeeds", False, body[:160])
+        elif check_text:
+            c.check(f"the model gets {label}'s text, not structuredContent JSON",
+                    not body.lstrip().startswith("{"), "got " + shape,
+                    problem=problems.get("text", "problem 1"))
+
+
+def result_text(result):
+    content = result.get("content")
+    return text_of(content) if isinstance(content, list) else str(content)
+
+
+def call_label(use):
+    """`search`, `brief(topic=db)`: a tool call named by its helix tool and telling arguments."""
+    tool = HELIX_TOOL.fullmatch(use["name"]).group(1)
+    args = use.get("input") or {}
+    extra = {k: v for k, v in args.items() if k == "topic" and tool == "brief"}
+    return tool + ("(" + ",".join(f"{k}={v}" for k, v in extra.items()) + ")" if extra else "")
 
 
 def hook_log(ws):

@@ -3,8 +3,9 @@
 and checks what reaches the model: hook contexts, MCP tools and results, no duplicates.
 
 Run through run.sh, which installs the pinned Claude Code and builds helix; this file needs
-CLAUDE_BIN and HELIX_BIN in the environment. Arguments: scenario names (default: DEFAULT, plus
-the plugin scenarios when HELIX_PLUGIN_DIR / HELIX_PLUGIN_MARKETPLACE are set). Each scenario
+CLAUDE_BIN and HELIX_BIN in the environment. Arguments: scenario names (default: DEFAULT; the
+plugin scenarios use the marketplace `helix hooks plugin` writes, or HELIX_PLUGIN_DIR /
+HELIX_PLUGIN_MARKETPLACE). Each scenario
 gets a fresh HOME, XDG dirs, code repository and stand-in. Prints one PASS/FAIL/INFO line per
 check, "N passed, N failed" last, and exits 1 if any check failed; a failing scenario's
 files are kept (KEEP=1 keeps all).
@@ -51,13 +52,25 @@ Stale caches broke builds after a rustc bump; key the cache on rust-toolchain.to
 """,
 }
 
-# The scripted model: read a file the knowledge is about, search helix, run a failing
-# command, start a subagent; then finish (the stop hook then asks once more).
+# The scripted model: read a file the knowledge is about, call each of helix's MCP tools
+# (the read-only ones together, then store), run a failing command, start a subagent; then
+# finish (the stop hook then asks once more).
 FAILING = "printf 'error: linking with cc failed\\n  = note: ld: cannot find -lssl\\n' >&2; exit 1"
+MCP_CALLS = [
+    ("search", {"query": "connection pool integration tests", "limit": 3}),
+    ("read", {"id": "kb:db/pool-exhaustion.md"}),
+    ("brief", {}),
+    ("brief", {"topic": "db"}),
+    ("topics", {}),
+]
+STORE_CALL = ("store", {"topic": "ci", "title": "Flaky pool test needs sixteen connections",
+                        "body": "The pool test hangs with fewer than 16 connections; set "
+                                "DATABASE_MAX_CONNECTIONS=16.",
+                        "sources": ["src/db/pool.rs"]})
 STEPS = [
     [{"type": "tool_use", "name": "Read", "input": {"file_path": "{repo}/src/db/pool.rs"}}],
-    [{"type": "tool_use", "name": "@mcp:helix__search",
-      "input": {"query": "connection pool integration tests", "limit": 3}}],
+    [{"type": "tool_use", "name": f"@mcp:helix__{t}", "input": a} for t, a in MCP_CALLS],
+    [{"type": "tool_use", "name": f"@mcp:helix__{STORE_CALL[0]}", "input": STORE_CALL[1]}],
     [{"type": "tool_use", "name": "Bash",
       "input": {"command": FAILING, "description": "Run the failing build step"}}],
     [{"type": "tool_use", "name": "@agent",
@@ -99,6 +112,7 @@ class Workspace:
             "XDG_CACHE_HOME": os.path.join(self.home, ".cache"),
             "XDG_DATA_HOME": os.path.join(self.home, ".local", "share"),
             "XDG_STATE_HOME": os.path.join(self.home, ".local", "state"),
+            "XDG_RUNTIME_DIR": os.path.join(root, "run"),
             "TMPDIR": os.path.join(root, "tmp"),
             "HELIX_LOG": os.path.join(root, "helix-hooks.log"),
             "HELIX_SYNC_MAX_AGE": "off",
@@ -211,17 +225,23 @@ def scenario_no_approve(c, ws):
 
 
 def scenario_nopath(c, ws):
-    """Project install run from a shell where helix is not on PATH (issue 15 problem 2)."""
+    """Project install run from a shell where helix is not on PATH (issue 15 problem 2): install
+    refuses and says why; forced, `hooks status` and `helix doctor` report it and exit 1."""
     env = dict(ws.env)  # no helix on PATH
-    p = run([ws.helix, "hooks", "install", "--project"], env, ws.repo)
-    warned = re.search(r"PATH", p.stderr + p.stdout) is not None
-    c.check("install --project says helix is not on PATH", warned,
-            (p.stderr.strip().splitlines() or [""])[-1][:160], problem="problem 2")
-    d = run([ws.helix, "doctor"], env, ws.repo, check=False)
-    out = (d.stdout + d.stderr)
-    c.check("helix doctor does not say all is well when hooks cannot find helix",
-            not re.search(r"all good", out, re.I), out.strip().splitlines()[-1][:160]
-            if out.strip() else "", problem="problem 2")
+    p = run([ws.helix, "hooks", "install", "--project"], env, ws.repo, check=False)
+    said = p.stderr + p.stdout
+    c.check("install --project refuses: helix is not on PATH", p.returncode != 0
+            and re.search(r"PATH", said) is not None
+            and not os.path.exists(os.path.join(ws.repo, ".claude", "settings.json")),
+            f"exit {p.returncode}: " + last_line(said), problem="problem 2")
+    run([ws.helix, "hooks", "install", "--project", "--force"], env, ws.repo)
+    for args in (["hooks", "status"], ["doctor"]):
+        d = run([ws.helix, *args], env, ws.repo, check=False)
+        out = d.stdout + d.stderr
+        c.check(f"helix {' '.join(args)} exits non-zero and names the missing binary",
+                d.returncode != 0 and not re.search(r"all good", out, re.I)
+                and re.search(r"not on PATH", out) is not None,
+                f"exit {d.returncode}: " + last_line(out), problem="problem 2")
     approve_project_mcp(ws)
     # In the session itself every hook fails with `helix: not found` (reported below as
     # INFO): nothing helix can do from a committed file fixes a PATH, so only what helix
@@ -229,9 +249,24 @@ def scenario_nopath(c, ws):
     return {"analyse": False}
 
 
+def plugin_marketplace(ws):
+    """The marketplace `helix hooks plugin` writes (the same files this repository ships at its
+    root; client/tests/cli/install.rs keeps the two equal), or $HELIX_PLUGIN_MARKETPLACE."""
+    d = os.environ.get("HELIX_PLUGIN_MARKETPLACE")
+    if not d:
+        d = os.path.join(ws.root, "marketplace")
+        ws.helix_cmd("hooks", "plugin", d)
+    return d
+
+
+def plugin_dir(ws):
+    return os.environ.get("HELIX_PLUGIN_DIR") or os.path.join(plugin_marketplace(ws),
+                                                              "plugins", "helix")
+
+
 def scenario_plugin(c, ws):
-    """helix as a Claude Code plugin loaded with --plugin-dir $HELIX_PLUGIN_DIR."""
-    d = os.environ.get("HELIX_PLUGIN_DIR", "")
+    """helix as a Claude Code plugin loaded with --plugin-dir."""
+    d = plugin_dir(ws)
     v = run([os.environ["CLAUDE_BIN"], "plugin", "validate", d], ws.env, ws.repo, check=False)
     c.check("claude plugin validate accepts the plugin", v.returncode == 0,
             last_line(v.stdout + v.stderr))
@@ -262,9 +297,12 @@ def check_missing_said(c, ws, stream):
 
 
 def scenario_plugin_marketplace(c, ws):
-    """What a team does: add the marketplace $HELIX_PLUGIN_MARKETPLACE (a directory with
-    .claude-plugin/marketplace.json) and install its `helix` plugin at project scope."""
-    d = os.environ.get("HELIX_PLUGIN_MARKETPLACE", "")
+    """What a team does: add the marketplace (a directory with .claude-plugin/marketplace.json,
+    committed to its repository) and install its `helix` plugin at project scope."""
+    d = plugin_marketplace(ws)
+    v = run([os.environ["CLAUDE_BIN"], "plugin", "validate", d], ws.env, ws.repo, check=False)
+    c.check("claude plugin validate accepts the marketplace", v.returncode == 0,
+            last_line(v.stdout + v.stderr))
     with open(os.path.join(d, ".claude-plugin", "marketplace.json")) as f:
         name = json.load(f)["name"]
     claude = os.environ["CLAUDE_BIN"]
@@ -303,29 +341,34 @@ def scenario_unapproved(c, ws):
     return {}
 
 
-def register_user_mcp(c, ws):
-    """`claude mcp add --scope user`, the way a user-level helix install could register its
-    MCP server (absolute binary path, in ~/.claude.json)."""
-    p = run([os.environ["CLAUDE_BIN"], "mcp", "add", "--scope", "user", "helix", "--",
-             ws.helix, "mcp"], ws.env, ws.repo, check=False)
-    c.check("claude mcp add --scope user succeeds", p.returncode == 0, last_line(p.stdout + p.stderr))
+def claude_user_entry(ws):
+    with open(os.path.join(ws.home, ".claude.json")) as f:
+        return json.load(f).get("mcpServers", {}).get("helix")
 
 
 def scenario_user_mcp(c, ws):
-    """Research for problem 5: user-level hooks plus a user-scope MCP registration."""
+    """`helix hooks install` registers the user's MCP server exactly as
+    `claude mcp add --scope user helix -- <helix> mcp` does (problem 5's fix)."""
+    claude = os.environ["CLAUDE_BIN"]
+    p = run([claude, "mcp", "add", "--scope", "user", "helix", "--", ws.helix, "mcp"], ws.env,
+            ws.repo, check=False)
+    c.check("claude mcp add --scope user succeeds", p.returncode == 0, last_line(p.stdout + p.stderr))
+    theirs = claude_user_entry(ws)
+    run([claude, "mcp", "remove", "--scope", "user", "helix"], ws.env, ws.repo)
     ws.helix_cmd("hooks", "install")
-    register_user_mcp(c, ws)
+    ours = claude_user_entry(ws)
+    c.check("helix hooks install writes the entry claude mcp add writes", ours == theirs,
+            f"claude: {theirs}, helix: {ours}", problem="problem 5")
     return {}
 
 
-def scenario_both_mcp(c, ws):
-    """Research for problems 3 and 5: user hooks + user MCP server, and the project install
-    (hooks + .mcp.json `helix`) too. One `helix` server or two?"""
+def scenario_plugin_and_user(c, ws):
+    """The plugin next to a user-level `helix hooks install`: both run every hook, helix
+    answers once (issue 15: plugin and hooks install must not both inject)."""
     ws.helix_cmd("hooks", "install")
-    register_user_mcp(c, ws)
-    ws.helix_cmd("hooks", "install", "--project")
-    approve_project_mcp(ws)
-    return {}
+    opts = scenario_plugin(c, ws)
+    opts["problems"] = dict(PLUGIN_PROBLEMS, dup="problem 3")
+    return opts
 
 
 SCENARIOS = {
@@ -337,21 +380,19 @@ SCENARIOS = {
     "plugin": scenario_plugin,
     "plugin-missing": scenario_plugin_missing,
     "plugin-marketplace": scenario_plugin_marketplace,
+    "plugin-and-user": scenario_plugin_and_user,
     "same-command": scenario_same_command,
     "unapproved": scenario_unapproved,
     "user-mcp": scenario_user_mcp,
-    "both-mcp": scenario_both_mcp,
 }
-# Issue 15's problems first, then the controls and measurements a fix relies on.
-DEFAULT = ["project", "no-approve", "user", "both", "nopath",
-           "same-command", "unapproved", "user-mcp", "both-mcp"]
+# Issue 15's problems first, then the plugin, then the controls and measurements a fix
+# relies on.
+DEFAULT = ["project", "no-approve", "user", "both", "nopath", "plugin", "plugin-missing",
+           "plugin-marketplace", "plugin-and-user", "same-command", "unapproved", "user-mcp"]
 
 
 def main(argv):
-    names = argv or (DEFAULT
-                     + (["plugin", "plugin-missing"] if os.environ.get("HELIX_PLUGIN_DIR") else [])
-                     + (["plugin-marketplace"] if os.environ.get("HELIX_PLUGIN_MARKETPLACE")
-                        else []))
+    names = argv or DEFAULT
     unknown = [n for n in names if n not in SCENARIOS]
     if unknown:
         print(f"unknown scenario(s): {', '.join(unknown)}; known: {', '.join(SCENARIOS)}")

@@ -34,11 +34,14 @@ if ! claude="$(find_claude)"; then
 fi
 
 helix="${HELIX_BIN:-${CARGO_TARGET_DIR:-$repo/target}/release/helix}"
-if [ -z "${HELIX_BIN:-}" ] && [ ! -x "$helix" ]; then
-    echo "run.sh: building helix (cargo build --release -p helix-client)" >&2
-    (cd "$repo" && cargo build --release -p helix-client >&2)
+if [ -z "${HELIX_BIN:-}" ] && { [ ! -x "$helix" ] || [ ! -x "$(dirname "$helix")/helix-net" ]; }; then
+    echo "run.sh: building helix (cargo build --release --locked -p helix-client -p helix-client-net)" >&2
+    (cd "$repo" && cargo build --release --locked -p helix-client -p helix-client-net >&2)
 fi
 [ -x "$helix" ] || { echo "run.sh: no helix binary at $helix (set HELIX_BIN)" >&2; exit 2; }
+real="$(readlink -f "$helix")"
+[ -x "$(dirname "$real")/helix-net" ] || {
+    echo "run.sh: no helix-net beside $real (helix runs it for mcp and doctor)" >&2; exit 2; }
 
 echo "claude: $claude ($("$claude" --version))"
 echo "helix:  $helix ($("$helix" --version))"

@@ -62,11 +62,7 @@ async fn run_tool(
         Err(e) => Err(ToolError(format!("internal error: {e}"))),
     };
     Ok(match outcome {
-        Ok((text, structured)) => {
-            let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
-            r.structured_content = Some(structured);
-            r
-        }
+        Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
         Err(ToolError(msg)) => {
             eprintln!("helix mcp: {tool}: {msg}");
             CallToolResult::error(vec![ContentBlock::text(format!("helix {tool}: {msg}"))])

@@ -1,5 +1,7 @@
-//! The five tools' bodies: each reads the knowledge (or writes a pending entry) and
-//! answers with a text for the model and structured content.
+//! The five tools' bodies: each reads the knowledge (or writes a pending entry) and answers
+//! with one compact text for the model. No structured content: Claude Code hands the model a
+//! tool's `structuredContent` instead of its text when there is one (docs/mcp.md, measured
+//! with the real client), and the text is the smaller and the one that carries the advice.
 
 use super::background::spawn_background_sync;
 use helix_client::config::{self, ProjectConfig};
@@ -9,7 +11,6 @@ use helix_client::pending::{self, NewEntry};
 use helix_index_format::{EntryRef, SearchOptions};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -89,7 +90,7 @@ pub struct TopicsArgs {}
 #[derive(Debug)]
 pub(super) struct ToolError(pub(super) String);
 
-pub(super) type ToolOutcome = Result<(String, Value), ToolError>;
+pub(super) type ToolOutcome = Result<String, ToolError>;
 
 fn fail<T>(msg: impl Into<String>) -> Result<T, ToolError> {
     Err(ToolError(msg.into()))
@@ -193,7 +194,6 @@ pub(super) fn search_tool(cwd: &Path, args: SearchArgs) -> ToolOutcome {
     hits.truncate(limit);
 
     let mut text = String::new();
-    let mut items = Vec::with_capacity(hits.len());
     if hits.is_empty() {
         let _ = write!(text, "No entries match \"{query}\"");
         if let Some(t) = &topic {
@@ -227,21 +227,8 @@ pub(super) fn search_tool(cwd: &Path, args: SearchArgs) -> ToolOutcome {
         if !snippet.is_empty() {
             let _ = writeln!(text, "   {snippet}");
         }
-        items.push(json!({
-            "id": format!("{}:{}", h.project, e.id),
-            "project": h.project,
-            "path": e.id,
-            "topic": e.topic,
-            "title": e.title,
-            "date": date,
-            "score": h.hit.score,
-            "snippet": h.hit.snippet,
-        }));
     }
-    Ok((
-        text.trim_end().to_string(),
-        json!({ "query": query, "hits": items }),
-    ))
+    Ok(text.trim_end().to_string())
 }
 
 /// The body size, with advice for the model; every other rule (and the secret scan) is
@@ -284,24 +271,23 @@ pub(super) fn store_tool(cwd: &Path, args: StoreArgs) -> ToolOutcome {
             "Stored `{full_id}` as a pending entry; search and hooks see it now. \
              It will be pushed to {server} at the next `helix sync`."
         ),
-        (None, _) => format!(
-            "Stored `{full_id}` in the local knowledge directory{} and compiled it; search and \
-             hooks see it now (local project: commit the file to share it).",
-            cfg.local
-                .as_ref()
-                .map(|d| format!(" ({})", d.join(&stored.id).display()))
-                .unwrap_or_default()
-        ),
+        (None, _) => {
+            // The knowledge directory as the repository names it: where to `git add`.
+            let dir = cfg.local.as_ref().map(|d| {
+                d.strip_prefix(&cfg.root)
+                    .map(Path::to_path_buf)
+                    .unwrap_or_else(|_| d.clone())
+            });
+            format!(
+                "Stored `{full_id}` in {}/ and recompiled; search and hooks see it now. Commit the file to share it.",
+                dir.map_or_else(
+                    || "the knowledge directory".into(),
+                    |d| d.display().to_string()
+                )
+            )
+        }
     };
-    let structured = json!({
-        "id": full_id,
-        "project": stored.project,
-        "path": stored.id,
-        "key": stored.key,
-        "status": if cfg.server.is_some() { "pending" } else { "stored" },
-        "syncing": syncing,
-    });
-    Ok((text, structured))
+    Ok(text)
 }
 
 pub(super) fn read_tool(cwd: &Path, args: ReadArgs) -> ToolOutcome {
@@ -319,8 +305,7 @@ pub(super) fn read_tool(cwd: &Path, args: ReadArgs) -> ToolOutcome {
             "no entry `{id}`; ids look like \"project:topic/slug.md\" or \"topic/slug.md\" — use `search` to find one"
         ));
     };
-    let text = render_entry_text(project, &e);
-    Ok((text, entry_json(project, &e)))
+    Ok(render_entry_text(project, &e))
 }
 
 fn render_entry_text(project: &str, e: &EntryRef<'_>) -> String {
@@ -343,27 +328,6 @@ fn render_entry_text(project: &str, e: &EntryRef<'_>) -> String {
     t.push('\n');
     t.push_str(e.body.trim());
     t
-}
-
-fn entry_json(project: &str, e: &EntryRef<'_>) -> Value {
-    let extra: Value = if e.extra_json.is_empty() {
-        json!({})
-    } else {
-        serde_json::from_str(e.extra_json).unwrap_or_else(|_| json!({}))
-    };
-    json!({
-        "id": format!("{project}:{}", e.id),
-        "project": project,
-        "path": e.id,
-        "topic": e.topic,
-        "title": e.title,
-        "tags": e.tags,
-        "sources": e.sources,
-        "author": e.author,
-        "date": e.date.map(helix_index_format::format_day),
-        "body": e.body,
-        "extra": extra,
-    })
 }
 
 pub(super) fn brief_tool(cwd: &Path, args: BriefArgs) -> ToolOutcome {
@@ -406,12 +370,7 @@ pub(super) fn brief_tool(cwd: &Path, args: BriefArgs) -> ToolOutcome {
         text.push_str(
             "\nUse `brief` with a topic to list its entries, `search` to find by keywords.",
         );
-        let structured = json!({
-            "entries": total,
-            "projects": per_project.iter().map(|(p, (n, t))| json!({"project": p, "entries": n, "topics": t})).collect::<Vec<_>>(),
-            "top_topics": largest.iter().map(|(p, t)| json!({"project": p, "topic": t.topic, "count": t.count})).collect::<Vec<_>>(),
-        });
-        return Ok((text, structured));
+        return Ok(text);
     };
 
     if !topics.iter().any(|(_, t)| t.topic == topic) {
@@ -439,19 +398,14 @@ pub(super) fn brief_tool(cwd: &Path, args: BriefArgs) -> ToolOutcome {
     if total > entries.len() {
         let _ = write!(text, " (newest {} shown)", entries.len());
     }
-    let mut items = Vec::with_capacity(entries.len());
     for (p, e) in &entries {
         let date = e.date.map(helix_index_format::format_day);
         let _ = write!(text, "\n- {p}:{} — {}", e.id, e.title);
         if let Some(d) = &date {
             let _ = write!(text, " ({d})");
         }
-        items.push(json!({"id": format!("{p}:{}", e.id), "project": p, "path": e.id, "title": e.title, "date": date}));
     }
-    Ok((
-        text,
-        json!({"topic": topic, "total": total, "entries": items}),
-    ))
+    Ok(text)
 }
 
 /// `project/topic (n)` when several projects are followed, else `topic (n)`.
@@ -476,7 +430,6 @@ pub(super) fn topics_tool(cwd: &Path) -> ToolOutcome {
         per_project.entry(p).or_default().push((t.topic, t.count));
     }
     let mut text = String::new();
-    let mut projects = Vec::new();
     for (p, topics) in &per_project {
         let total: u64 = topics.iter().map(|(_, n)| u64::from(*n)).sum();
         let list: Vec<String> = topics.iter().map(|(t, n)| format!("{t} ({n})")).collect();
@@ -486,18 +439,13 @@ pub(super) fn topics_tool(cwd: &Path) -> ToolOutcome {
             topics.len(),
             list.join(", ")
         );
-        projects.push(json!({
-            "project": p,
-            "entries": total,
-            "topics": topics.iter().map(|(t, n)| json!({"topic": t, "count": n})).collect::<Vec<_>>(),
-        }));
     }
     if per_project.is_empty() {
         text.push_str(
             "No topics yet: the knowledge base is empty. Use `store` to add the first entry.",
         );
     }
-    Ok((text.trim_end().to_string(), json!({ "projects": projects })))
+    Ok(text.trim_end().to_string())
 }
 
 #[cfg(test)]

@@ -103,8 +103,19 @@ pub fn run(a: Args) -> Result<ExitCode> {
         }
         (None, None) => bail!("pass --server URL --project NAME, or --local DIR"),
     };
-    // Refuse to write something the loader would reject.
+    // Refuse to write something the loader would reject, or a directory `sync` cannot read.
     crate::config::parse(&file, &text)?;
+    if let Some(l) = &local {
+        let dir = cwd.join(l);
+        if !dir.is_dir() {
+            bail!(
+                "{}: no such directory; create it (one Markdown file per entry, `<topic>/<slug>.md`) \
+                 or pass the knowledge directory that exists, relative to {}",
+                dir.display(),
+                cwd.display()
+            );
+        }
+    }
     std::fs::write(&file, &text).with_context(|| format!("writing {}", file.display()))?;
     println!("wrote {}", file.display());
     if local.is_some() {

@@ -5,6 +5,7 @@ use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 
 use super::input::Input;
+use super::tools::Tools;
 use crate::config::ProjectConfig;
 use crate::knowledge::Knowledge;
 
@@ -14,16 +15,19 @@ pub struct Ctx<'i> {
     pub input: &'i Input,
     /// The `hookEventName` to answer with (see `table::answer_event`).
     event: &'i str,
+    /// Which helix tools the texts may name (from the hook's command line).
+    tools: Tools,
     cwd: OnceCell<Option<PathBuf>>,
     config: OnceCell<Option<ProjectConfig>>,
     knowledge: OnceCell<Option<Knowledge>>,
 }
 
 impl<'i> Ctx<'i> {
-    pub fn new(input: &'i Input, event: &'i str) -> Ctx<'i> {
+    pub fn new(input: &'i Input, event: &'i str, tools: Tools) -> Ctx<'i> {
         Ctx {
             input,
             event,
+            tools,
             cwd: OnceCell::new(),
             config: OnceCell::new(),
             knowledge: OnceCell::new(),
@@ -69,5 +73,10 @@ impl<'i> Ctx<'i> {
     /// The `hookEventName` to answer with.
     pub fn event_name(&self) -> &str {
         self.event
+    }
+
+    /// Which helix tools the texts may name.
+    pub fn tools(&self) -> Tools {
+        self.tools
     }
 }

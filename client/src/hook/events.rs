@@ -10,15 +10,13 @@ use super::keywords::{
 };
 use super::output::{self, MAX_CONTEXT_CHARS, Text, body_excerpt, entry_line};
 use super::state::{self, State};
+use super::tools;
 use crate::knowledge::{Knowledge, ProjectHit};
 use helix_index_format::{EntryRef, Mode, SearchOptions};
 use std::path::{Component, Path, PathBuf};
 
 /// How to read a whole entry, said once in every header.
 const READ_HINT: &str = "`helix read <project:id>` shows a whole entry";
-const SEARCH_HINT: &str = "search it: `helix search <words>` or the `mcp__helix__search` tool";
-const STORE_HINT: &str =
-    "`helix store --topic <topic> --title <title> --body <text>` or the `mcp__helix__store` tool";
 
 fn hit_line(h: &ProjectHit<'_>) -> String {
     let e = &h.hit.entry;
@@ -88,6 +86,8 @@ fn project_names(k: &Knowledge) -> String {
 pub fn session_start(cx: &Ctx<'_>) -> Option<String> {
     let cfg = cx.config()?;
     state::prune();
+    super::once::prune();
+    let search = cx.tools().search_hint();
     let syncing = fresh::maybe_sync(cfg);
     let k = cx.knowledge()?;
     let event = cx.event_name();
@@ -96,7 +96,7 @@ pub fn session_start(cx: &Ctx<'_>) -> Option<String> {
             return None;
         }
         let text = format!(
-            "helix: no team knowledge cached yet for {}; a background `helix sync` has started. Later, {SEARCH_HINT}.",
+            "helix: no team knowledge cached yet for {}; a background `helix sync` has started. Later, {search}.",
             cfg.projects.join(", ")
         );
         return Some(output::context(event, &text));
@@ -108,10 +108,11 @@ pub fn session_start(cx: &Ctx<'_>) -> Option<String> {
     let compact = cx.input.str("source") == Some("compact");
     let mut t = Text::new(MAX_CONTEXT_CHARS);
     t.line(&format!(
-        "helix team knowledge: {} entries in {} topics ({}). Before guessing at a build, tooling or design question, {SEARCH_HINT}; {READ_HINT}. Store non-obvious findings with {STORE_HINT}.",
+        "helix team knowledge: {} entries in {} topics ({}). Before guessing at a build, tooling or design question, {search}; {READ_HINT}. Store non-obvious findings with {}.",
         k.entry_count(),
         topics.len(),
-        project_names(k)
+        project_names(k),
+        cx.tools().store_hint()
     ));
     if compact {
         t.item(&format!("All topics: {}", topic_list(&topics, usize::MAX)));
@@ -129,9 +130,10 @@ pub fn subagent_start(cx: &Ctx<'_>) -> Option<String> {
     let topics = topic_counts(k);
     let mut t = Text::new(MAX_CONTEXT_CHARS);
     t.line(&format!(
-        "helix team knowledge ({} entries, {}): before guessing, {SEARCH_HINT}; {READ_HINT}.",
+        "helix team knowledge ({} entries, {}): before guessing, {}; {READ_HINT}.",
         k.entry_count(),
-        project_names(k)
+        project_names(k),
+        cx.tools().search_hint()
     ));
     if !topics.is_empty() {
         t.item(&format!("Topics: {}", topic_list(&topics, 40)));
@@ -196,7 +198,8 @@ pub fn error(cx: &Ctx<'_>) -> Option<String> {
 pub fn post_build(cx: &Ctx<'_>) -> Option<String> {
     let tool = cx.input.str("tool_name").unwrap_or("Bash");
     let command = cx.input.tool_str("command").unwrap_or("");
-    let stored = tool.starts_with("mcp__helix__store") || command.contains("helix store");
+    let stored = (tools::is_helix_tool(tool) && tool.ends_with("__store"))
+        || command.contains("helix store");
     if !stored && (tool != "Bash" || !is_build_command(command)) {
         return None;
     }
@@ -218,7 +221,8 @@ pub fn post_build(cx: &Ctx<'_>) -> Option<String> {
         state::update(s, |st| st.last_nudge = now);
     }
     let text = format!(
-        "helix: if this build needed a non-obvious fix (a surprising error, an ordering, version or environment gotcha), store the root cause and the fix for the team in a few lines with {STORE_HINT}."
+        "helix: if this build needed a non-obvious fix (a surprising error, an ordering, version or environment gotcha), store the root cause and the fix for the team in a few lines with {}.",
+        cx.tools().store_hint()
     );
     Some(output::context(cx.event_name(), &text))
 }
@@ -246,14 +250,14 @@ pub fn stop(cx: &Ctx<'_>) -> Option<String> {
     cx.config()?;
     state::update(session, |s| s.reminded = true);
     Some(output::block(&format!(
-        "Before you finish: this session hit a failure and stored nothing in helix. If its root cause or fix was non-obvious and would help a teammate, store it now in a few lines with {STORE_HINT} (topic, title, what happened, the fix). If it was trivial, just finish."
+        "Before you finish: this session hit a failure and stored nothing in helix. If its root cause or fix was non-obvious and would help a teammate, store it now in a few lines with {} (topic, title, what happened, the fix). If it was trivial, just finish.",
+        cx.tools().store_hint()
     )))
 }
 
 pub fn approve_mcp(cx: &Ctx<'_>) -> Option<String> {
     let tool = cx.input.str("tool_name")?;
-    tool.starts_with("mcp__helix__")
-        .then(output::allow_permission)
+    tools::is_helix_tool(tool).then(output::allow_permission)
 }
 
 /// Removes `.` and `..` components without touching the filesystem.

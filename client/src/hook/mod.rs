@@ -8,9 +8,11 @@ pub mod events;
 pub mod fresh;
 pub mod input;
 pub mod keywords;
+pub mod once;
 pub mod output;
 pub mod state;
 pub mod table;
+pub mod tools;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -20,21 +22,27 @@ use std::process::ExitCode;
 pub struct HookArgs {
     #[arg(long_help = table::help())]
     pub event: String,
-    /// Ignored, so a future installer's extra arguments never break an older binary.
+    /// `--mcp <prefix>|none`: the name of helix's MCP tools in this session (see
+    /// `hook::tools`); anything else is ignored, so a future installer's extra arguments never
+    /// break an older binary.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
     pub rest: Vec<String>,
 }
 
 /// Runs one hook and always exits 0.
 pub fn run(args: &HookArgs) -> ExitCode {
-    run_event(&args.event)
+    run_event(&args.event, tools::flag_value(&args.rest))
 }
 
-/// Runs the hook `event` reading stdin; prints its answer, if any; always exits 0.
-pub fn run_event(event: &str) -> ExitCode {
+/// Runs the hook `event` reading stdin (`mcp`: the `--mcp` value); prints its answer, if
+/// any; always exits 0.
+pub fn run_event(event: &str, mcp: Option<&str>) -> ExitCode {
     exit_quietly_on_sigbus();
+    let tools = tools::Tools::from_flag(mcp);
     // Last resort: handlers avoid panics, but a panic must still end in "print nothing".
-    let out = std::panic::catch_unwind(|| answer(event)).ok().flatten();
+    let out = std::panic::catch_unwind(|| answer(event, tools))
+        .ok()
+        .flatten();
     if let Some(text) = out {
         let mut stdout = std::io::stdout().lock();
         let _ = stdout.write_all(text.as_bytes());
@@ -68,7 +76,7 @@ fn exit_quietly_on_sigbus() {
 #[cfg(not(unix))]
 fn exit_quietly_on_sigbus() {}
 
-fn answer(event: &str) -> Option<String> {
+fn answer(event: &str, tools: tools::Tools) -> Option<String> {
     let Some(bytes) = input::read_stdin() else {
         log(event, "stdin unreadable or over 1 MiB; ignored");
         return None;
@@ -81,8 +89,15 @@ fn answer(event: &str) -> Option<String> {
         log(event, "unknown hook; ignored");
         return None;
     };
+    if is_duplicate(hook, &input, &bytes) {
+        log(
+            event,
+            "duplicate of a call with the same input moments ago; silent",
+        );
+        return None;
+    }
     let event_name = table::answer_event(hook, input.str("hook_event_name"));
-    let out = (hook.run)(&ctx::Ctx::new(&input, event_name));
+    let out = (hook.run)(&ctx::Ctx::new(&input, event_name, tools));
     log(
         event,
         if out.is_some() {
@@ -92,6 +107,15 @@ fn answer(event: &str) -> Option<String> {
         },
     );
     out
+}
+
+/// Whether this call repeats one made moments ago in the same session with the same stdin:
+/// the same hook installed twice (user and project settings, a plugin) runs twice.
+fn is_duplicate(hook: &table::Hook, input: &input::Input, bytes: &[u8]) -> bool {
+    hook.once
+        && input
+            .session_id()
+            .is_some_and(|s| !once::first_call(s, hook.name, bytes))
 }
 
 /// Diagnostics only when `HELIX_LOG` is set: appended to that file when it is an absolute
@@ -115,16 +139,24 @@ fn log(event: &str, msg: &str) {
     }
 }
 
-/// `helix hook <event>` with nothing else on the command line, handled without clap.
-/// `None` for any other command line (clap then parses it, `--help` included).
+/// `helix hook <event>`, optionally with `--mcp <value>`, handled without clap. `None` for
+/// any other command line (clap then parses it, `--help` included).
 pub fn fast_path() -> Option<ExitCode> {
     let mut args = std::env::args_os().skip(1);
     if args.next()?.to_str()? != "hook" {
         return None;
     }
     let event = args.next()?.into_string().ok()?;
-    if event.starts_with('-') || args.next().is_some() {
+    if event.starts_with('-') {
         return None;
     }
-    Some(run_event(&event))
+    let mcp = match args.next() {
+        None => None,
+        Some(flag) if flag == "--mcp" => Some(args.next()?.into_string().ok()?),
+        Some(_) => return None,
+    };
+    if args.next().is_some() {
+        return None;
+    }
+    Some(run_event(&event, mcp.as_deref()))
 }

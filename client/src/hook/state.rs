@@ -2,7 +2,7 @@
 //! `$XDG_CACHE_HOME/helix/sessions/`, so `stop` knows whether a failure went unrecorded.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 /// Session files older than this are deleted when a session starts.
 pub const KEEP: Duration = Duration::from_secs(3 * 24 * 3600);
@@ -93,19 +93,7 @@ pub fn prune() {
 }
 
 fn prune_dir(dir: &Path, keep: Duration) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let now = SystemTime::now();
-    for e in rd.flatten().take(10_000) {
-        let old = e
-            .metadata()
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| now.duration_since(t).ok())
-            .is_some_and(|age| age > keep);
-        if old {
-            let _ = std::fs::remove_file(e.path());
-        }
+    for old in crate::sys::entries_older_than(dir, keep) {
+        let _ = std::fs::remove_file(old);
     }
 }

@@ -12,10 +12,15 @@ pub struct Hook {
     pub name: &'static str,
     /// The Claude Code event it is installed under.
     pub event: &'static str,
-    /// The installed matcher (tool names or a regex), if any.
+    /// The installed matcher (tool names or a regex), if any; `{mcp}` stands for the
+    /// prefix of helix's MCP tool names (see [`Hook::matcher_for`]).
     pub matcher: Option<&'static str>,
     /// Whether Claude Code accepts `additionalContext` from this event.
     pub context: bool,
+    /// Whether a second call with the same stdin in the same session moments later (a
+    /// duplicate handler) is silenced (`once`). Not for approve-mcp: an allow is idempotent,
+    /// and a repeated identical request must still be allowed.
+    pub once: bool,
     /// One line for help texts.
     pub about: &'static str,
     pub run: fn(&Ctx<'_>) -> Option<String>,
@@ -31,6 +36,7 @@ pub const HOOKS: [Hook; 9] = [
         event: "SessionStart",
         matcher: None,
         context: true,
+        once: true,
         about: "counts, top topics and how to search; the full topic list after a compaction",
         run: events::session_start,
     },
@@ -39,6 +45,7 @@ pub const HOOKS: [Hook; 9] = [
         event: "UserPromptSubmit",
         matcher: None,
         context: true,
+        once: true,
         about: "entries about the prompt",
         run: events::prompt,
     },
@@ -47,15 +54,17 @@ pub const HOOKS: [Hook; 9] = [
         event: "PreToolUse",
         matcher: Some("Read|Edit|Write|MultiEdit|Glob|Grep|NotebookEdit"),
         context: true,
+        once: true,
         about: "entries about the file a tool is about to touch",
         run: events::ambient,
     },
-    // `mcp__helix__store` lets the stop hook know the session stored something.
+    // helix's `store` tool lets the stop hook know the session stored something.
     Hook {
         name: "post-build",
         event: "PostToolUse",
-        matcher: Some("Bash|mcp__helix__store"),
+        matcher: Some("Bash|{mcp}store"),
         context: true,
+        once: true,
         about: "after a build command, a nudge to store a non-obvious fix",
         run: events::post_build,
     },
@@ -64,6 +73,7 @@ pub const HOOKS: [Hook; 9] = [
         event: "PostToolUseFailure",
         matcher: Some("Bash"),
         context: true,
+        once: true,
         about: "entries matching a failed command's error",
         run: events::error,
     },
@@ -72,6 +82,7 @@ pub const HOOKS: [Hook; 9] = [
         event: "PreCompact",
         matcher: None,
         context: false,
+        once: true,
         about: "records the compaction for the session",
         run: events::pre_compact,
     },
@@ -80,6 +91,7 @@ pub const HOOKS: [Hook; 9] = [
         event: "Stop",
         matcher: None,
         context: false,
+        once: true,
         about: "at most one reminder to store what a failing session learned",
         run: events::stop,
     },
@@ -88,18 +100,27 @@ pub const HOOKS: [Hook; 9] = [
         event: "SubagentStart",
         matcher: None,
         context: true,
+        once: true,
         about: "the topic list and how to search, for a subagent",
         run: events::subagent_start,
     },
     Hook {
         name: "approve-mcp",
         event: "PermissionRequest",
-        matcher: Some("mcp__helix__.*"),
+        matcher: Some("{mcp}.*"),
         context: false,
+        once: false,
         about: "allows helix's own MCP tools",
         run: events::approve_mcp,
     },
 ];
+
+impl Hook {
+    /// The matcher to install for a session whose helix MCP tools are named `prefix…`.
+    pub fn matcher_for(&self, prefix: &str) -> Option<String> {
+        self.matcher.map(|m| m.replace("{mcp}", prefix))
+    }
+}
 
 /// The hook called `name`.
 pub fn find(name: &str) -> Option<&'static Hook> {

@@ -112,6 +112,7 @@ impl Client {
             .env("HOME", &self.home)
             .env("XDG_CONFIG_HOME", self.config_home())
             .env("XDG_CACHE_HOME", self.cache_home())
+            .env("XDG_RUNTIME_DIR", self.home.join("run"))
             .env("XDG_DATA_HOME", self.data_home())
             .env_remove("HELIX_TOKEN")
             .stdin(Stdio::null());

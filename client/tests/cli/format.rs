@@ -402,6 +402,17 @@ fn init_writes_config_and_refuses_to_overwrite() {
     let r = c.run(&["init", "--local", "kb"]);
     assert_ne!(r.code, Some(0));
     assert!(r.stderr.contains("--force"), "{}", r.stderr);
+    // A knowledge directory that does not exist is refused now, not at the first `sync`.
+    let r = c.run(&["init", "--local", "kb", "--force"]);
+    assert_ne!(r.code, Some(0));
+    assert!(r.stderr.contains("kb: no such directory"), "{}", r.stderr);
+    assert!(
+        std::fs::read_to_string(c.root.join(".helix.toml"))
+            .unwrap()
+            .contains("server = "),
+        "the old file is kept"
+    );
+    std::fs::create_dir_all(c.root.join("kb")).unwrap();
     c.run(&["init", "--local", "kb", "--force"]).ok();
     let text = std::fs::read_to_string(c.root.join(".helix.toml")).unwrap();
     assert!(text.contains("local = \"kb\""), "{text}");

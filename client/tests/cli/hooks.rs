@@ -120,6 +120,8 @@ impl Fixture {
             .env("XDG_CONFIG_HOME", self.home.join("config"))
             .env("XDG_CACHE_HOME", self.home.join("cache"))
             .env("XDG_DATA_HOME", self.home.join("data"))
+            // Where duplicate-call claims go (in memory on a real machine).
+            .env("XDG_RUNTIME_DIR", self.home.join("run"))
             // No background sync unless a test asks for one.
             .env("HELIX_SYNC_MAX_AGE", "0")
             .env_remove("HELIX_TOKEN")
@@ -289,7 +291,10 @@ fn session_start_with_stale_cache_answers_at_once_and_syncs_in_the_background() 
         meta.display()
     );
     let mut text = String::new();
-    for _ in 0..100 {
+    for i in 0..100 {
+        // A later session (the same input again would be a duplicate of the first).
+        let mut input = input.clone();
+        input["session_id"] = json!(format!("later-{i}"));
         let out = f.hook_with(
             "session-start",
             input.to_string().as_bytes(),
@@ -470,8 +475,11 @@ fn ambient_output_stays_under_the_cap_with_many_matching_entries() {
 #[test]
 fn post_build_nudges_for_build_commands_only_and_once_until_a_new_failure() {
     let f = Fixture::new();
+    // Each call is a new tool use (a repeated identical input would be a duplicate).
+    let calls = std::cell::Cell::new(0);
     let bash = |cmd: &str, session: &str| {
-        let mut v = f.input("PostToolUse", json!({"tool_name": "Bash", "tool_input": {"command": cmd}, "tool_response": {"stdout": "ok"}}));
+        calls.set(calls.get() + 1);
+        let mut v = f.input("PostToolUse", json!({"tool_name": "Bash", "tool_input": {"command": cmd}, "tool_response": {"stdout": "ok"}, "tool_use_id": format!("t{}", calls.get())}));
         v["session_id"] = json!(session);
         f.hook("post-build", &v)
     };
@@ -546,12 +554,15 @@ fn error_hook_searches_the_error_text() {
 #[test]
 fn stop_reminds_once_after_an_unrecorded_failure() {
     let f = Fixture::new();
+    // Each stop ends a new turn (a repeated identical input would be a duplicate).
+    let turns = std::cell::Cell::new(0);
     let stop = |active: bool| {
+        turns.set(turns.get() + 1);
         f.hook(
             "stop",
             &f.input(
                 "Stop",
-                json!({"stop_hook_active": active, "last_assistant_message": "done"}),
+                json!({"stop_hook_active": active, "last_assistant_message": "done", "prompt_id": format!("p{}", turns.get())}),
             ),
         )
     };
@@ -998,4 +1009,103 @@ fn prefetch_pages_in_what_searches_read() {
     }
     // Resident now: a second prefetch finds nothing to ask for, and the hook still answers.
     helix_client::knowledge::prefetch_search_ranges(&index);
+}
+
+/// Issue 15, problem 3: the same hook installed twice (user and project settings, or the
+/// plugin next to `hooks install`) gets the same stdin twice at the same moment. The second
+/// process prints nothing, so nothing reaches the model twice.
+#[test]
+fn a_second_call_with_the_same_input_in_a_session_is_silent() {
+    let f = Fixture::new();
+    let start = f.input("SessionStart", json!({"source": "startup"}));
+    context(&f.hook("session-start", &start), "SessionStart");
+    assert_eq!(
+        f.hook("session-start", &start),
+        "",
+        "the duplicate is silent"
+    );
+    // Another session, or another input in this one, answers.
+    let mut other = start.clone();
+    other["session_id"] = json!("sess-2");
+    context(&f.hook("session-start", &other), "SessionStart");
+    let prompt = |id: &str| {
+        f.input(
+            "UserPromptSubmit",
+            json!({"prompt_id": id, "prompt": "why do integration tests hang on the connection pool?"}),
+        )
+    };
+    context(&f.hook("prompt", &prompt("p1")), "UserPromptSubmit");
+    assert_eq!(f.hook("prompt", &prompt("p1")), "");
+    context(&f.hook("prompt", &prompt("p2")), "UserPromptSubmit");
+    // Claims sit in the runtime directory (memory), per session.
+    let claims = f.home.join("run/helix/claims/sess-1");
+    assert!(
+        std::fs::read_dir(&claims).expect("claims").count() >= 3,
+        "{claims:?}"
+    );
+    // Without a session id there is nothing to key on: every call answers.
+    let mut anon = prompt("p3");
+    anon.as_object_mut().expect("object").remove("session_id");
+    context(&f.hook("prompt", &anon), "UserPromptSubmit");
+    context(&f.hook("prompt", &anon), "UserPromptSubmit");
+    // An allow is idempotent: approve-mcp answers every time.
+    let ask = f.input(
+        "PermissionRequest",
+        json!({"tool_name": "mcp__helix__search", "tool_input": {"query": "x"}}),
+    );
+    for _ in 0..2 {
+        assert!(f.hook("approve-mcp", &ask).contains("allow"));
+    }
+}
+
+/// Issue 15, problem 5: the hook texts name helix's MCP tools under the name the session has
+/// them (`--mcp` on the installed command line), or only the CLI (`--mcp none`).
+#[test]
+fn hook_texts_name_the_mcp_tools_the_command_line_says_exist() {
+    let f = Fixture::new();
+    let run = |args: &[&str], session: &str| {
+        let mut input = f.input("SessionStart", json!({"source": "startup"}));
+        input["session_id"] = json!(session);
+        let mut cmd = f.command();
+        cmd.arg("hook")
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped());
+        let mut child = cmd.spawn().expect("spawn");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.to_string().as_bytes())
+            .expect("write");
+        let out = child.wait_with_output().expect("wait");
+        assert!(out.status.success());
+        context(&String::from_utf8_lossy(&out.stdout), "SessionStart")
+    };
+    let t = run(&["session-start"], "a");
+    assert!(
+        t.contains("`mcp__helix__search`") && t.contains("`mcp__helix__store`"),
+        "{t}"
+    );
+    let t = run(&["session-start", "--mcp", "none"], "b");
+    assert!(
+        !t.contains("mcp__") && t.contains("`helix search <words>`"),
+        "{t}"
+    );
+    let t = run(
+        &["session-start", "--mcp", "mcp__plugin_helix_helix__"],
+        "c",
+    );
+    assert!(t.contains("`mcp__plugin_helix_helix__search`"), "{t}");
+    // The plugin's tools are helix's too: approved, and a store through them counts.
+    let ask = f.input(
+        "PermissionRequest",
+        json!({"tool_name": "mcp__plugin_helix_helix__store"}),
+    );
+    assert!(f.hook("approve-mcp", &ask).contains("allow"));
+    let ask = f.input(
+        "PermissionRequest",
+        json!({"tool_name": "mcp__plugin_other_helix__store"}),
+    );
+    assert_eq!(f.hook("approve-mcp", &ask), "");
 }

@@ -1,5 +1,6 @@
-//! `helix hooks install|uninstall|status` on real settings files that hold other tools'
-//! hooks and keys: round trips, idempotence, backups, dry runs and invalid JSON.
+//! `helix hooks install|uninstall|status|plugin` on real settings files that hold other tools'
+//! hooks and keys: round trips, idempotence, backups, dry runs and invalid JSON; the MCP
+//! registration per scope; refusing a `helix` Claude Code would not find; duplicates.
 
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -53,17 +54,56 @@ impl Env {
         self.repo.join(".claude/settings.json")
     }
 
+    /// `helix ARGS` in `dir`, with the directory of the helix under test on PATH (as after
+    /// `cargo install`).
     fn run_in(&self, dir: &Path, args: &[&str]) -> Output {
+        self.run_with_path(dir, args, &path_with_helix())
+    }
+
+    fn run_with_path(&self, dir: &Path, args: &[&str], path: &str) -> Output {
         Command::new(HELIX)
             .args(args)
             .current_dir(dir)
             .env("HOME", &self.home)
+            .env("PATH", path)
             .env("XDG_CONFIG_HOME", self.home.join("config"))
             .env("XDG_CACHE_HOME", self.home.join("cache"))
             .env("XDG_DATA_HOME", self.home.join("data"))
+            .env("XDG_STATE_HOME", self.home.join("state"))
+            .env("XDG_RUNTIME_DIR", self.home.join("run"))
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("HELIX_LOG")
             .stdin(Stdio::null())
             .output()
             .expect("run helix")
+    }
+
+    /// One entry in the local knowledge directory `.helix.toml` names.
+    fn knowledge(&self) {
+        let dir = self.repo.join("knowledge/db");
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        std::fs::write(
+            dir.join("pool.md"),
+            "# Pool exhaustion\n\nRaise max_connections.\n",
+        )
+        .expect("entry");
+    }
+
+    /// `~/.claude.json`, where Claude Code keeps user-scope MCP servers.
+    fn global_config(&self) -> PathBuf {
+        self.home.join(".claude.json")
+    }
+
+    /// The backup the installer kept of `path` (in `$XDG_STATE_HOME/helix/backups/`).
+    fn backup_of(&self, path: &Path) -> Option<String> {
+        let dir = path.parent()?.file_name()?.to_string_lossy().into_owned();
+        let name = format!("{dir}-{}.", path.file_name()?.to_string_lossy());
+        let backups = self.home.join("state/helix/backups");
+        let found = std::fs::read_dir(backups)
+            .ok()?
+            .flatten()
+            .find(|e| e.file_name().to_string_lossy().starts_with(&name))?;
+        std::fs::read_to_string(found.path()).ok()
     }
 
     /// Runs `helix hooks ...` from a subdirectory of the repository; asserts success.
@@ -76,6 +116,23 @@ impl Env {
         );
         String::from_utf8(out.stdout).expect("UTF-8 stdout")
     }
+}
+
+/// PATH with the helix under test first.
+fn path_with_helix() -> String {
+    let dir = Path::new(HELIX).parent().expect("helix has a directory");
+    format!("{}:/usr/bin:/bin", dir.display())
+}
+
+/// PATH of a shell where helix is not installed.
+const PATH_WITHOUT_HELIX: &str = "/usr/bin:/bin";
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
 fn write_json(path: &Path, v: &Value) -> String {
@@ -212,10 +269,11 @@ fn user_install_twice_then_uninstall_round_trips_with_other_hooks_present() {
         .collect();
     assert_eq!(keys, ["model", "permissions", "hooks", "statusLine"]);
     assert_eq!(
-        read(&env.user_settings().with_extension("json.bak")),
-        original,
+        env.backup_of(&env.user_settings()).as_deref(),
+        Some(original.as_str()),
         "backup of the previous file"
     );
+    assert!(!env.user_settings().with_extension("json.bak").exists());
 
     // Idempotent: a second run changes nothing.
     env.ok(&["hooks", "install", "--user"]);
@@ -316,7 +374,12 @@ fn dry_run_prints_the_result_and_writes_nothing() {
         "{out}"
     );
     assert_eq!(read(&env.user_settings()), original);
-    assert!(!env.user_settings().with_extension("json.bak").exists());
+    assert!(env.backup_of(&env.user_settings()).is_none());
+    assert!(
+        out.contains("mcpServers.helix = {\"type\":\"stdio\""),
+        "the user MCP registration, not all of ~/.claude.json: {out}"
+    );
+    assert!(!env.global_config().exists());
 
     let out = env.ok(&["hooks", "install", "--project", "--dry-run"]);
     assert!(
@@ -371,6 +434,12 @@ fn status_reports_each_file_and_whether_the_binary_exists() {
     env.ok(&["hooks", "install"]);
     env.ok(&["hooks", "install", "--project"]);
     let out = env.ok(&["hooks", "status"]);
+    assert!(
+        out.contains(
+            "duplicate: helix hooks are installed 2 times (user settings, project settings)"
+        ),
+        "{out}"
+    );
     let user = out
         .lines()
         .find(|l| l.starts_with("user: "))
@@ -400,8 +469,14 @@ fn status_reports_each_file_and_whether_the_binary_exists() {
         text.replace(&program, "/nonexistent/bin/helix"),
     )
     .expect("write");
-    let out = env.ok(&["hooks", "status"]);
+    let o = env.run_in(&env.repo, &["hooks", "status"]);
+    let out = stdout(&o);
     assert!(out.contains("/nonexistent/bin/helix (MISSING)"), "{out}");
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "a missing binary fails status: {out}"
+    );
     // Installing again repairs the path and leaves one handler per event.
     env.ok(&["hooks", "install"]);
     let doc: Value = serde_json::from_str(&read(&env.user_settings())).expect("valid JSON");
@@ -410,5 +485,305 @@ fn status_reports_each_file_and_whether_the_binary_exists() {
     assert!(
         handlers.iter().all(|(_, _, c)| c.starts_with(&program)),
         "{handlers:?}"
+    );
+}
+
+/// Issue 15, problem 2: a project install from a shell where `helix` is not on PATH used to
+/// succeed silently (and `doctor` said "all good") while every hook failed with `helix: not
+/// found` in Claude Code.
+#[test]
+fn project_install_refuses_a_helix_claude_code_would_not_find_and_status_and_doctor_fail() {
+    let env = Env::new();
+    env.knowledge();
+    let synced = env.run_in(&env.repo, &["sync"]);
+    assert!(synced.status.success(), "{}", stderr(&synced));
+
+    let out = env.run_with_path(
+        &env.repo,
+        &["hooks", "install", "--project"],
+        PATH_WITHOUT_HELIX,
+    );
+    assert_eq!(out.status.code(), Some(2), "refused: {}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("`helix` is not on PATH") && err.contains("--absolute"),
+        "{err}"
+    );
+    assert!(!env.project_settings().exists(), "nothing written");
+    assert!(!env.repo.join(".mcp.json").exists());
+
+    // --absolute names this binary instead: it resolves anywhere on this machine.
+    let out = env.run_with_path(
+        &env.repo,
+        &["hooks", "install", "--project", "--absolute", "--dry-run"],
+        PATH_WITHOUT_HELIX,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let real = std::fs::canonicalize(HELIX).expect("helix path");
+    assert!(
+        stdout(&out).contains(&format!("{} hook prompt", real.display())),
+        "{}",
+        stdout(&out)
+    );
+
+    // Forced, the committed file names `helix`; status and doctor say it cannot start.
+    let out = env.run_with_path(
+        &env.repo,
+        &["hooks", "install", "--project", "--force"],
+        PATH_WITHOUT_HELIX,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("WARNING"), "{}", stderr(&out));
+    for args in [&["hooks", "status"][..], &["doctor"]] {
+        let out = env.run_with_path(&env.repo, args, PATH_WITHOUT_HELIX);
+        let text = stdout(&out) + &stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {text}");
+        assert!(
+            text.contains("helix (MISSING)") && text.contains("not on PATH"),
+            "{args:?}: {text}"
+        );
+        assert!(!text.contains("all good"), "{text}");
+    }
+    // With helix on PATH all is well again.
+    let out = env.run_in(&env.repo, &["doctor"]);
+    assert!(out.status.success(), "{}", stdout(&out));
+}
+
+/// Issue 15, problem 5: a user-level install registered no MCP server, while the hooks told
+/// the model to call `mcp__helix__search`.
+#[test]
+fn user_install_registers_the_mcp_server_for_the_user_and_no_mcp_names_only_the_cli() {
+    let env = Env::new();
+    write_json(
+        &env.global_config(),
+        &json!({"userID": "u1", "projects": {"/x": {"allowedTools": []}}, "mcpServers": {"db": {"command": "db-mcp", "args": []}}}),
+    );
+    env.ok(&["hooks", "install"]);
+    let global: Value = serde_json::from_str(&read(&env.global_config())).expect("JSON");
+    let real = std::fs::canonicalize(HELIX).expect("helix path");
+    // The shape `claude mcp add --scope user helix -- <helix> mcp` writes.
+    assert_eq!(
+        global["mcpServers"]["helix"],
+        json!({"type": "stdio", "command": real, "args": ["mcp"], "env": {}})
+    );
+    assert_eq!(global["userID"], "u1", "Claude Code's own state is kept");
+    assert_eq!(global["mcpServers"]["db"]["command"], "db-mcp");
+    let status = env.ok(&["hooks", "status"]);
+    assert!(
+        status
+            .lines()
+            .any(|l| l.starts_with("mcp-user: ") && l.ends_with("(found)")),
+        "{status}"
+    );
+
+    // --no-mcp: no registration, and the hooks name only the CLI.
+    env.ok(&["hooks", "install", "--no-mcp"]);
+    let global: Value = serde_json::from_str(&read(&env.global_config())).expect("JSON");
+    assert!(global["mcpServers"].get("helix").is_none(), "{global}");
+    let doc: Value = serde_json::from_str(&read(&env.user_settings())).expect("JSON");
+    let handlers = helix_handlers(&doc);
+    assert!(
+        handlers.iter().all(|(_, _, c)| c.ends_with(" --mcp none")),
+        "{handlers:?}"
+    );
+    let (_, _, start) = handlers
+        .iter()
+        .find(|(e, _, _)| e == "SessionStart")
+        .expect("session-start");
+    env.knowledge();
+    assert!(env.run_in(&env.repo, &["sync"]).status.success());
+    let out = Command::new("sh")
+        .args(["-c", start])
+        .current_dir(&env.repo)
+        .env("HOME", &env.home)
+        .env("XDG_CACHE_HOME", env.home.join("cache"))
+        .env("XDG_RUNTIME_DIR", env.home.join("run"))
+        .env("XDG_DATA_HOME", env.home.join("data"))
+        .env("XDG_CONFIG_HOME", env.home.join("config"))
+        .env("HELIX_SYNC_MAX_AGE", "off")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin.take().expect("stdin").write_all(
+                format!(
+                    r#"{{"session_id":"s1","cwd":{:?},"hook_event_name":"SessionStart","source":"startup"}}"#,
+                    env.repo
+                )
+                .as_bytes(),
+            )?;
+            c.wait_with_output()
+        })
+        .expect("run the installed session-start");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("helix search <words>") && text.contains("helix store --topic"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("mcp__"),
+        "no MCP tool is named without a server: {text}"
+    );
+
+    // Uninstall takes out exactly helix's entries.
+    env.ok(&["hooks", "install"]);
+    env.ok(&["hooks", "uninstall"]);
+    let global: Value = serde_json::from_str(&read(&env.global_config())).expect("JSON");
+    assert_eq!(
+        global,
+        json!({"userID": "u1", "projects": {"/x": {"allowedTools": []}}, "mcpServers": {"db": {"command": "db-mcp", "args": []}}})
+    );
+
+    // Hooks that name MCP tools with no server registered (an install from before this
+    // fix) are a problem `status` reports.
+    let mut doc: Value = json!({});
+    let real = real.display().to_string();
+    for (event, hook) in EVENTS {
+        doc["hooks"][*event] = json!([{"hooks": [{"type": "command", "command": format!("{real} hook {hook}"), "timeout": 5}]}]);
+    }
+    write_json(&env.user_settings(), &doc);
+    let out = env.run_in(&env.repo, &["hooks", "status"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("no helix MCP server is registered for this directory"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn claude_config_dir_moves_the_user_files() {
+    let env = Env::new();
+    let dir = env.home.join("elsewhere");
+    let out = Command::new(HELIX)
+        .args(["hooks", "install"])
+        .current_dir(&env.repo)
+        .env("HOME", &env.home)
+        .env("PATH", path_with_helix())
+        .env("XDG_STATE_HOME", env.home.join("state"))
+        .env("CLAUDE_CONFIG_DIR", &dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run helix");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(dir.join("settings.json").is_file());
+    assert!(read(&dir.join(".claude.json")).contains("\"helix\""));
+    assert!(!env.user_settings().exists() && !env.global_config().exists());
+}
+
+/// Issue 15, problem 3 (the installer's half; `hooks.rs` has the hooks' half): installing in
+/// one scope when the other has helix warns, says how to remove it, and `status` notes it.
+#[test]
+fn installing_over_another_scope_or_the_plugin_warns() {
+    let env = Env::new();
+    env.ok(&["hooks", "install"]);
+    let out = env.run_in(&env.repo, &["hooks", "install", "--project"]);
+    assert!(out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains("WARNING: helix is also installed as helix hooks in")
+            && err.contains(&env.user_settings().display().to_string())
+            && err.contains("`helix hooks uninstall`"),
+        "{err}"
+    );
+    // The project's plugin entry counts too.
+    let mut doc: Value = serde_json::from_str(&read(&env.project_settings())).expect("JSON");
+    doc["enabledPlugins"] = json!({"helix@helix": true, "other@x": true});
+    write_json(&env.project_settings(), &doc);
+    env.ok(&["hooks", "uninstall"]);
+    let out = env.run_in(&env.repo, &["hooks", "install"]);
+    let err = stderr(&out);
+    assert!(err.contains("the plugin helix@helix"), "{err}");
+    let status = env.ok(&["hooks", "status"]);
+    assert!(
+        status.contains("plugin: ") && status.contains("duplicate: "),
+        "{status}"
+    );
+}
+
+/// Issue 15, problem 4: the opt-in approval of the project's MCP server.
+#[test]
+fn enable_mcp_approves_the_project_server_for_the_team_and_uninstall_takes_it_back() {
+    let env = Env::new();
+    write_json(
+        &env.project_settings(),
+        &json!({"enabledMcpjsonServers": ["db"]}),
+    );
+    env.ok(&["hooks", "install", "--project", "--enable-mcp"]);
+    let doc: Value = serde_json::from_str(&read(&env.project_settings())).expect("JSON");
+    assert_eq!(doc["enabledMcpjsonServers"], json!(["db", "helix"]));
+    let status = env.ok(&["hooks", "status"]);
+    assert!(
+        status.contains("approved in enabledMcpjsonServers"),
+        "{status}"
+    );
+    // Only with --project.
+    let out = env.run_in(&env.repo, &["hooks", "install", "--enable-mcp"]);
+    assert!(!out.status.success());
+    env.ok(&["hooks", "uninstall", "--project"]);
+    let doc: Value = serde_json::from_str(&read(&env.project_settings())).expect("JSON");
+    assert_eq!(doc, json!({"enabledMcpjsonServers": ["db"]}));
+}
+
+#[test]
+fn backups_stay_out_of_the_repository() {
+    let env = Env::new();
+    let original = write_foreign(&env.project_settings());
+    env.ok(&["hooks", "install", "--project"]);
+    env.ok(&["hooks", "uninstall", "--project"]);
+    assert_eq!(read(&env.project_settings()), original);
+    let mut left: Vec<String> = Vec::new();
+    for dir in [env.repo.clone(), env.repo.join(".claude")] {
+        for e in std::fs::read_dir(&dir).expect("dir").flatten() {
+            left.push(e.file_name().to_string_lossy().into_owned());
+        }
+    }
+    assert!(left.iter().all(|n| !n.ends_with(".bak")), "{left:?}");
+    // The last backup holds what uninstall replaced.
+    assert!(
+        env.backup_of(&env.project_settings())
+            .is_some_and(|b| b.contains("helix hook") && b.contains("other-tool guard"))
+    );
+}
+
+/// The Claude Code plugin this repository ships is exactly what `helix hooks plugin` writes
+/// from the hook table; a change to the table must be followed by `helix hooks plugin .`
+/// at the repository root.
+#[test]
+fn shipped_plugin_matches_the_hook_table() {
+    let env = Env::new();
+    let dir = env.home.join("marketplace");
+    let out = env.run_in(&env.repo, &["hooks", "plugin", &dir.to_string_lossy()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for rel in [
+        ".claude-plugin/marketplace.json",
+        "plugins/helix/.claude-plugin/plugin.json",
+        "plugins/helix/hooks/hooks.json",
+        "plugins/helix/.mcp.json",
+    ] {
+        assert_eq!(
+            read(&root.join(rel)),
+            read(&dir.join(rel)),
+            "{rel} differs from `helix hooks plugin` output: run `helix hooks plugin .` at the repository root"
+        );
+    }
+    let hooks: Value =
+        serde_json::from_str(&read(&dir.join("plugins/helix/hooks/hooks.json"))).expect("JSON");
+    for (event, hook) in EVENTS {
+        let cmd = hooks["hooks"][*event][0]["hooks"][0]["command"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{event} in the plugin"));
+        assert!(
+            cmd.contains(&format!(
+                "exec helix hook {hook} --mcp mcp__plugin_helix_helix__;"
+            )),
+            "{cmd}"
+        );
+    }
+    assert_eq!(
+        hooks["hooks"]["PermissionRequest"][0]["matcher"],
+        "mcp__plugin_helix_helix__.*"
     );
 }

@@ -375,6 +375,7 @@ impl Dev {
             .env("XDG_CONFIG_HOME", self.config_home())
             .env("XDG_CACHE_HOME", self.cache_home())
             .env("XDG_DATA_HOME", self.data_home())
+            .env("XDG_RUNTIME_DIR", self.home.join("run"))
             // A hook must not start a background sync behind the test's back.
             .env("HELIX_SYNC_MAX_AGE", "off")
             .env_remove("HELIX_TOKEN")
@@ -392,6 +393,13 @@ impl Dev {
     /// exit 0 and print nothing or one JSON object; returns that object (`Null` for nothing).
     #[track_caller]
     pub fn hook(&self, event: &str, mut input: Value) -> Value {
+        // Each call is a new event, as in a session (Claude Code gives every event of a turn
+        // its `prompt_id`): helix answers an identical input moments later only once.
+        static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        if input.get("prompt_id").is_none() {
+            let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            input["prompt_id"] = json!(format!("p{n}"));
+        }
         input["session_id"] = json!(format!("{}-session", self.name));
         input["transcript_path"] = json!(self.home.join("transcript.jsonl"));
         input["cwd"] = json!(self.root);

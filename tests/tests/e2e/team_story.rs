@@ -188,18 +188,24 @@ fn team_story_store_sync_pull_request_and_offline_hooks() {
             }),
         );
         assert_ne!(res["isError"], true, "A: MCP store failed: {res}");
-        let s = res["structuredContent"].clone();
-        assert_eq!(s["project"], PROJECT, "A: store result: {res}");
+        // The result is text for the model (no structured content): "Stored `team:<path>` …".
+        assert!(res.get("structuredContent").is_none(), "{res}");
+        let text = res["content"][0]["text"].as_str().unwrap_or_default();
+        let id = text
+            .strip_prefix("Stored `")
+            .and_then(|t| t.split('`').next())
+            .unwrap_or_else(|| panic!("A: store result names no id: {res}"));
+        let (project, path) = id
+            .split_once(':')
+            .unwrap_or_else(|| panic!("A: store result id {id}"));
+        assert_eq!(project, PROJECT, "A: store result: {res}");
         // Visible at once through the same MCP session.
         let found = mcp.call("search", json!({"query": "protoc gateway build script"}));
         let text = found["content"][0]["text"].as_str().unwrap_or_default();
         assert!(text.contains(A_TITLE), "A: MCP search after store: {found}");
-        s
+        path.to_string()
     };
-    let a_path = stored["path"]
-        .as_str()
-        .unwrap_or_else(|| panic!("A: store result has no path: {stored}"))
-        .to_string();
+    let a_path = stored;
     assert!(
         a_path.starts_with("build/") && a_path.ends_with(".md"),
         "A: stored path {a_path}"
