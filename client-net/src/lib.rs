@@ -3,5 +3,6 @@
 //! binary cannot link HTTP, TLS, async or MCP code: Cargo enforces it.
 
 pub mod doctor;
+pub mod download;
 pub mod mcp;
 pub mod sync;

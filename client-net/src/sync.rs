@@ -2,7 +2,8 @@
 //! (bounded: connect, stall, total and size limits), and pushing pending entries with
 //! idempotency keys; the cache's own bookkeeping is `helix_client::cache`.
 
-use anyhow::{Context, Result, anyhow};
+use crate::download::{self, Received};
+use anyhow::{Context, Result};
 use helix_client::cache::{
     CacheMeta, Report, compile_local, install_artifact, read_meta, record, short, temp_path,
     write_json,
@@ -11,77 +12,11 @@ use helix_client::config::ProjectConfig;
 use helix_client::knowledge::INDEX_FILE;
 use helix_client::pending;
 use helix_index_format::wire::{ErrorBody, WriteAck};
-use std::io::IsTerminal;
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-/// Downloads bigger than this get a progress bar (on a terminal).
-const PROGRESS_BYTES: u64 = 4 << 20;
-
-/// Bounds on a sync's network use: user config `[sync]`, each overridable by an environment
-/// variable (for scripts and tests). A server that never answers, drip-feeds bytes or sends
-/// more than any artifact could be costs a bounded time and disk.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NetLimits {
-    /// Connecting (TCP and TLS): `connect_timeout_secs`, `HELIX_CONNECT_TIMEOUT`.
-    pub connect: Duration,
-    /// No progress: waiting this long for the response head or for a read gives up, and so
-    /// does receiving less than [`MIN_BYTES_PER_SEC`] over such a window:
-    /// `stall_timeout_secs`, `HELIX_STALL_TIMEOUT`.
-    pub stall: Duration,
-    /// A whole download: `timeout_secs`, `HELIX_SYNC_TIMEOUT`.
-    pub total: Duration,
-    /// Largest artifact accepted: `max_artifact_bytes`, `HELIX_MAX_ARTIFACT_BYTES`.
-    pub max_bytes: u64,
-}
-
-/// A transfer slower than this over a whole stall window is given up.
-pub const MIN_BYTES_PER_SEC: u64 = 1024;
-
-impl Default for NetLimits {
-    fn default() -> NetLimits {
-        NetLimits {
-            connect: Duration::from_secs(5),
-            stall: Duration::from_secs(15),
-            total: Duration::from_secs(600),
-            max_bytes: 2 << 30,
-        }
-    }
-}
-
-impl NetLimits {
-    /// The user's limits: defaults, then `[sync]` of the user config, then the environment.
-    pub fn load() -> Result<NetLimits> {
-        let mut l = NetLimits::default();
-        let user = helix_client::config::UserConfig::load()?;
-        let s = &user.sync;
-        let secs = |v: Option<u64>, d: Duration| v.map_or(d, Duration::from_secs);
-        l.connect = secs(s.connect_timeout_secs, l.connect);
-        l.stall = secs(s.stall_timeout_secs, l.stall);
-        l.total = secs(s.timeout_secs, l.total);
-        l.max_bytes = s.max_artifact_bytes.unwrap_or(l.max_bytes);
-        let env = |name: &str| -> Result<Option<u64>> {
-            match std::env::var(name) {
-                Ok(v) if !v.trim().is_empty() => v
-                    .trim()
-                    .parse()
-                    .map(Some)
-                    .with_context(|| format!("{name}={v:?} is not a whole number")),
-                _ => Ok(None),
-            }
-        };
-        l.connect = secs(env("HELIX_CONNECT_TIMEOUT")?, l.connect);
-        l.stall = secs(env("HELIX_STALL_TIMEOUT")?, l.stall);
-        l.total = secs(env("HELIX_SYNC_TIMEOUT")?, l.total);
-        l.max_bytes = env("HELIX_MAX_ARTIFACT_BYTES")?.unwrap_or(l.max_bytes);
-        anyhow::ensure!(
-            !l.connect.is_zero() && !l.stall.is_zero() && !l.total.is_zero() && l.max_bytes > 0,
-            "sync limits must be at least 1 (connect, stall and total seconds; max_artifact_bytes)"
-        );
-        Ok(l)
-    }
-}
+pub use crate::download::{MIN_BYTES_PER_SEC, NetLimits};
 
 /// The blocking HTTP client for `server`. `limits.stall` bounds the wait for a response head
 /// and every read; redirects are followed only within the same origin (a token is never
@@ -358,6 +293,7 @@ enum Fetched {
     Updated {
         old_entries: Option<u64>,
         meta: CacheMeta,
+        received: Received,
     },
 }
 
@@ -369,16 +305,54 @@ fn fetch(ctx: &Ctx<'_>, project: &str, dir: &Path, quiet: bool) -> Result<Fetche
         Ok(Some(_))
     );
     let old = read_meta(dir).filter(|_| cache_ok);
-    let url = format!("{}/v1/projects/{project}/index", ctx.server);
-    let mut rb = ctx.req(ctx.http.get(&url));
-    if let Some(etag) = old.as_ref().and_then(|m| m.etag.as_ref()) {
+    let old_etag = old.as_ref().and_then(|m| m.etag.clone());
+    // The artifact held, by content hash: the server may answer with a patch from it.
+    let from = old_etag.as_deref().and_then(download::etag_hash);
+    match get(ctx, project, dir, old.as_ref(), from, quiet) {
+        Err(Retry::Full(why)) => {
+            eprintln!("helix: {project}: {why}; downloading the whole artifact");
+            get(ctx, project, dir, old.as_ref(), None, quiet).map_err(|r| match r {
+                Retry::Full(why) => Failure::Other(why),
+                Retry::No(f) => f,
+            })
+        }
+        Err(Retry::No(f)) => Err(f),
+        Ok(v) => Ok(v),
+    }
+}
+
+/// Why a conditional GET gave nothing: worth asking for the whole artifact (a patch that
+/// did not apply), or not.
+enum Retry {
+    Full(String),
+    No(Failure),
+}
+
+/// One conditional GET of the index, asking for zstd and, with `from`, for a patch.
+fn get(
+    ctx: &Ctx<'_>,
+    project: &str,
+    dir: &Path,
+    old: Option<&CacheMeta>,
+    from: Option<&str>,
+    quiet: bool,
+) -> Result<Fetched, Retry> {
+    let mut url = format!("{}/v1/projects/{project}/index", ctx.server);
+    if let Some(h) = from {
+        url.push_str("?from=");
+        url.push_str(&h.to_ascii_lowercase());
+    }
+    let mut rb = ctx
+        .req(ctx.http.get(&url))
+        .header(reqwest::header::ACCEPT_ENCODING, "zstd");
+    if let Some(etag) = old.and_then(|m| m.etag.as_ref()) {
         rb = rb.header(reqwest::header::IF_NONE_MATCH, etag);
     }
-    let mut resp = rb.send().map_err(|e| ctx.offline(&e))?;
+    let mut resp = rb.send().map_err(|e| Retry::No(ctx.offline(&e)))?;
     let status = resp.status();
     let now = helix_client::sys::now_secs();
     if status == reqwest::StatusCode::NOT_MODIFIED {
-        let mut meta = old.unwrap_or_default();
+        let mut meta = old.cloned().unwrap_or_default();
         meta.fetched_at = now;
         let _ = write_json(&dir.join("meta.json"), &meta);
         return Ok(Fetched::UpToDate(meta));
@@ -393,23 +367,45 @@ fn fetch(ctx: &Ctx<'_>, project: &str, dir: &Path, quiet: bool) -> Result<Fetche
                 helix_client::paths::user_config_file().display()
             ));
         }
-        return Err(Failure::Other(msg));
+        return Err(Retry::No(Failure::Other(msg)));
     }
     let etag = resp
         .headers()
         .get(reqwest::header::ETAG)
         .and_then(|v| v.to_str().ok())
         .map(str::to_string);
+    let is_patch = resp
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.trim().starts_with(download::PATCH_CONTENT_TYPE));
     std::fs::create_dir_all(dir)
-        .map_err(|e| Failure::Other(format!("creating {}: {e}", dir.display())))?;
+        .map_err(|e| Retry::No(Failure::Other(format!("creating {}: {e}", dir.display()))))?;
     let tmp = temp_path(dir);
-    let res = download(&mut resp, &tmp, ctx.limits, project, quiet);
-    if let Err(e) = res {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(Failure::Other(format!("{e:#}")));
-    }
-    let (entries, commit, generation) =
-        install_artifact(&tmp, dir, project).map_err(|e| Failure::Other(format!("{e:#}")))?;
+    let res = match (is_patch, from) {
+        (true, Some(h)) => download::patch(&mut resp, &dir.join(INDEX_FILE), h, &tmp, ctx.limits)
+            .map_err(|e| Retry::Full(format!("patch rejected: {e:#}"))),
+        // A patch nobody asked for is never taken for an artifact.
+        (true, None) => Err(Retry::No(Failure::Other(
+            "the server sent a patch that was not asked for".into(),
+        ))),
+        (false, _) => download::full(&mut resp, &tmp, ctx.limits, project, quiet)
+            .map_err(|e| Retry::No(Failure::Other(format!("{e:#}")))),
+    };
+    let received = match res {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
+    };
+    let (entries, commit, generation) = match install_artifact(&tmp, dir, project) {
+        Ok(v) => v,
+        Err(e) if received.form == download::Form::Patch => {
+            return Err(Retry::Full(format!("patched artifact rejected: {e:#}")));
+        }
+        Err(e) => return Err(Retry::No(Failure::Other(format!("{e:#}")))),
+    };
     let meta = CacheMeta {
         etag,
         commit,
@@ -417,135 +413,13 @@ fn fetch(ctx: &Ctx<'_>, project: &str, dir: &Path, quiet: bool) -> Result<Fetche
         fetched_at: now,
         entries,
     };
-    write_json(&dir.join("meta.json"), &meta).map_err(|e| Failure::Other(format!("{e:#}")))?;
+    write_json(&dir.join("meta.json"), &meta)
+        .map_err(|e| Retry::No(Failure::Other(format!("{e:#}"))))?;
     Ok(Fetched::Updated {
         old_entries: old.map(|m| m.entries),
         meta,
+        received,
     })
-}
-
-/// Streams an artifact response into `tmp`, within `limits`: the total deadline, a minimum
-/// rate over every stall window, and a size cap — checked against `Content-Length` before
-/// anything is written and against the size the artifact's own header declares as soon as
-/// its first bytes arrive. The caller removes `tmp` on error.
-fn download(
-    resp: &mut reqwest::blocking::Response,
-    tmp: &Path,
-    limits: &NetLimits,
-    project: &str,
-    quiet: bool,
-) -> Result<()> {
-    use std::io::{Read, Write};
-    let len = resp.content_length();
-    if let Some(l) = len
-        && l > limits.max_bytes
-    {
-        anyhow::bail!(
-            "download rejected: the artifact is {l} bytes, over the limit of {} (`max_artifact_bytes` in [sync] of {})",
-            limits.max_bytes,
-            helix_client::paths::user_config_file().display()
-        );
-    }
-    let mut file =
-        std::fs::File::create(tmp).with_context(|| format!("creating {}", tmp.display()))?;
-    let show =
-        !quiet && std::io::stderr().is_terminal() && len.is_some_and(|l| l >= PROGRESS_BYTES);
-    let pb = show.then(|| {
-        let pb = indicatif::ProgressBar::new(len.unwrap_or(0));
-        pb.set_message(project.to_string());
-        pb
-    });
-    let started = std::time::Instant::now();
-    let (mut window_start, mut window_got) = (started, 0u64);
-    let mut declared: Option<u64> = None;
-    let mut head = Vec::with_capacity(helix_index_format::DECLARED_LEN_PREFIX);
-    let mut got = 0u64;
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        let n = match resp.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => n,
-            Err(e)
-                if e.kind() == std::io::ErrorKind::TimedOut
-                    || e.to_string().contains("timed out") =>
-            {
-                anyhow::bail!(
-                    "download stalled: no data for {} s ({got} bytes received; `stall_timeout_secs` in [sync])",
-                    limits.stall.as_secs()
-                )
-            }
-            Err(e) => anyhow::bail!("download interrupted after {got} bytes: {e}"),
-        };
-        got += n as u64;
-        let cap = declared.unwrap_or(limits.max_bytes);
-        if got > cap {
-            if declared.is_some() {
-                anyhow::bail!("download rejected: more bytes than the artifact declares ({cap})");
-            }
-            anyhow::bail!(
-                "download rejected: more than {cap} bytes (`max_artifact_bytes` in [sync])"
-            );
-        }
-        if declared.is_none() && head.len() < helix_index_format::DECLARED_LEN_PREFIX {
-            let want = helix_index_format::DECLARED_LEN_PREFIX - head.len();
-            head.extend_from_slice(&buf[..n.min(want)]);
-            if head.len() == helix_index_format::DECLARED_LEN_PREFIX {
-                let d = helix_index_format::declared_len(&head)
-                    .map_err(|e| anyhow!("download rejected: {e}"))?;
-                if d > limits.max_bytes {
-                    anyhow::bail!(
-                        "download rejected: the artifact declares {d} bytes, over the limit of {} (`max_artifact_bytes` in [sync])",
-                        limits.max_bytes
-                    );
-                }
-                if len.is_some_and(|l| l != d) {
-                    anyhow::bail!(
-                        "download rejected: Content-Length {} but the artifact declares {d} bytes",
-                        len.unwrap_or(0)
-                    );
-                }
-                if got > d {
-                    anyhow::bail!("download rejected: more bytes than the artifact declares ({d})");
-                }
-                declared = Some(d);
-            }
-        }
-        file.write_all(&buf[..n])
-            .with_context(|| format!("writing {}", tmp.display()))?;
-        if let Some(pb) = &pb {
-            pb.inc(n as u64);
-        }
-        let now = std::time::Instant::now();
-        if now.duration_since(started) > limits.total {
-            anyhow::bail!(
-                "download took longer than {} s ({got} of {} bytes; `timeout_secs` in [sync])",
-                limits.total.as_secs(),
-                declared.or(len).map_or("?".to_string(), |d| d.to_string())
-            );
-        }
-        let window = now.duration_since(window_start);
-        if window >= limits.stall {
-            let rate = (got - window_got) / window.as_secs().max(1);
-            if rate < MIN_BYTES_PER_SEC {
-                anyhow::bail!(
-                    "download too slow: {} bytes in the last {} s (under {MIN_BYTES_PER_SEC} bytes/s)",
-                    got - window_got,
-                    window.as_secs()
-                );
-            }
-            (window_start, window_got) = (now, got);
-        }
-    }
-    if let Some(pb) = pb {
-        pb.finish_and_clear();
-    }
-    file.sync_all()?;
-    if let Some(d) = declared.or(len)
-        && got != d
-    {
-        anyhow::bail!("download rejected: truncated ({got} of {d} bytes)");
-    }
-    Ok(())
 }
 
 fn cache_age_note(dir: &Path) -> String {
@@ -628,22 +502,26 @@ pub fn sync_project(
         Fetched::Updated {
             old_entries: Some(o),
             meta,
+            received,
         } => {
             let diff = meta.entries as i64 - o as i64;
             format!(
-                "{project}: updated {} → {} entries ({diff:+}), commit {}",
+                "{project}: updated {} → {} entries ({diff:+}), commit {}, {}",
                 helix_client::human::thousands(o),
                 helix_client::human::thousands(meta.entries),
-                short(&meta.commit)
+                short(&meta.commit),
+                received.describe()
             )
         }
         Fetched::Updated {
             old_entries: None,
             meta,
+            received,
         } => format!(
-            "{project}: {}, commit {}, downloaded",
+            "{project}: {}, commit {}, downloaded {}",
             helix_client::human::entries(meta.entries),
-            short(&meta.commit)
+            short(&meta.commit),
+            received.describe()
         ),
     };
     if pushed > 0 {

@@ -5,6 +5,7 @@
 //! so both binaries parse, tokenize and rank identically. Callers pass the current time.
 
 pub mod build;
+pub mod delta;
 pub mod entry;
 pub mod error;
 pub mod layout;

@@ -5,6 +5,8 @@
 # concurrent writers. Needs: git, curl, wrk. Prints a Markdown summary on stdout.
 #
 # Usage: server/benches/bench.sh [DURATION_SECONDS]
+# Env: HELIX_BENCH_SERVER=BIN benchmarks that binary (e.g. the released one) instead of
+#      building this checkout's.
 set -euo pipefail
 
 DUR=${1:-10}
@@ -12,13 +14,15 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 CORPUS=${HELIX_BENCH_CORPUS:-$ROOT/../shared/corpora/til}
 ENTRIES=${HELIX_BENCH_ENTRIES:-10000}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target-server}
-BIN=$CARGO_TARGET_DIR/release/helix-server
+BIN=${HELIX_BENCH_SERVER:-$CARGO_TARGET_DIR/release/helix-server}
 
 log() { echo "bench: $*" >&2; }
 command -v wrk >/dev/null || { echo "wrk is needed (apt-get install -y wrk)" >&2; exit 1; }
 
-log "building release binary"
-(cd "$ROOT" && cargo build --release -q -p helix-server)
+if [ -z "${HELIX_BENCH_SERVER:-}" ]; then
+  log "building release binary"
+  (cd "$ROOT" && cargo build --release -q -p helix-server)
+fi
 
 WORK=$(mktemp -d)
 SERVER_PID=

@@ -76,7 +76,8 @@ pub struct Config {
     /// Most connections open at once (lowered to fit the open-file limit).
     #[serde(default = "default_max_connections")]
     pub max_connections: usize,
-    /// Artifacts kept per project for pinned clients (including the current one).
+    /// Artifacts kept per project (including the current one): for pinned clients, and as
+    /// bases that patches to the current one start from.
     #[serde(default = "default_keep")]
     pub keep_artifacts: usize,
     #[serde(default)]
@@ -137,7 +138,7 @@ fn default_max_connections() -> usize {
     4096
 }
 fn default_keep() -> usize {
-    5
+    10
 }
 fn default_branch() -> String {
     "main".into()

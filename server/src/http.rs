@@ -27,6 +27,7 @@ use crate::error::AppError;
 use crate::project::{Job, JobError, Project, WriteError, WriteJob};
 use crate::state::AppState;
 use crate::store::Served;
+use crate::transfer::{self, Coding};
 
 /// Media type of artifact downloads.
 pub const INDEX_CONTENT_TYPE: &str = "application/vnd.helix.index";
@@ -228,6 +229,8 @@ async fn list_projects(
 #[derive(Debug, Deserialize)]
 struct IndexQuery {
     commit: Option<String>,
+    /// Content hash of the artifact the client holds: a patch from it is wanted.
+    from: Option<String>,
 }
 
 /// Whether an `If-None-Match` value matches `etag` (a quoted hash).
@@ -238,10 +241,14 @@ fn etag_matches(header: &HeaderValue, etag: &str) -> bool {
         .any(|t| t == "*" || t.strip_prefix("W/").unwrap_or(t) == etag)
 }
 
-fn artifact_headers(s: &Served) -> [(header::HeaderName, HeaderValue); 4] {
+/// Headers of every index answer. The ETag names the artifact itself: strong on the plain
+/// artifact, weak (`W/`) when the body is a coding of it or a patch to it, so that no cache
+/// combines byte ranges of different bodies under one strong validator.
+fn artifact_headers(s: &Served, weak: bool) -> [(header::HeaderName, HeaderValue); 5] {
     let v = |x: String| HeaderValue::from_str(&x).unwrap_or_else(|_| HeaderValue::from_static(""));
+    let w = if weak { "W/" } else { "" };
     [
-        (header::ETAG, v(format!("\"{}\"", s.info.hash))),
+        (header::ETAG, v(format!("{w}\"{}\"", s.info.hash))),
         (
             header::HeaderName::from_static("x-helix-commit"),
             v(s.info.commit.clone()),
@@ -251,6 +258,7 @@ fn artifact_headers(s: &Served) -> [(header::HeaderName, HeaderValue); 4] {
             v(s.info.generation.to_string()),
         ),
         (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+        (header::VARY, HeaderValue::from_static("accept-encoding")),
     ]
 }
 
@@ -275,24 +283,87 @@ async fn get_index(
             ))
         })?,
     };
-    let hdrs = artifact_headers(&served);
+    let coding = transfer::negotiate(
+        headers
+            .get(header::ACCEPT_ENCODING)
+            .and_then(|v| v.to_str().ok()),
+    );
     let etag = format!("\"{}\"", served.info.hash);
     if headers
         .get(header::IF_NONE_MATCH)
         .is_some_and(|h| etag_matches(h, &etag))
     {
+        let hdrs = artifact_headers(&served, coding != Coding::Identity);
         return Ok((StatusCode::NOT_MODIFIED, hdrs).into_response());
     }
-    Ok((
+    if let Some(from) = q.from.as_deref() {
+        if from.len() != 64 || !from.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+            return Err(AppError::bad_request(format!(
+                "from={from:?} must be the content hash (64 lower-case hex digits) of an artifact"
+            )));
+        }
+        // Patches lead to the current artifact only; an unknown base gets the artifact.
+        let base = p
+            .kept(from)
+            .filter(|_| q.commit.is_none() && from != served.info.hash);
+        if let Some(base) = base {
+            let p2 = p.clone();
+            let load = move || p2.load(&base).map(|s| s.bytes).map_err(|e| e.to_string());
+            match served.coded.patch(&served.bytes, from, load).await {
+                Ok(patch) => {
+                    state
+                        .metrics
+                        .transfer(&project, "patch", patch.len() as u64);
+                    let base = HeaderValue::from_str(&format!("\"{from}\""))
+                        .map_err(|_| AppError::bad_request("from"))?;
+                    return Ok((
+                        StatusCode::OK,
+                        artifact_headers(&served, true),
+                        [
+                            (
+                                header::CONTENT_TYPE,
+                                HeaderValue::from_static(transfer::PATCH_CONTENT_TYPE),
+                            ),
+                            (header::HeaderName::from_static("x-helix-patch-from"), base),
+                            (
+                                header::HeaderName::from_static("x-helix-artifact-length"),
+                                HeaderValue::from(served.info.bytes),
+                            ),
+                        ],
+                        Body::from(patch),
+                    )
+                        .into_response());
+                }
+                Err(e) => {
+                    tracing::warn!(project, from, error = %e, "no patch; sending the artifact")
+                }
+            }
+        }
+    }
+    let (coding, body) = match served.coded.coded(&served.bytes, coding).await {
+        Ok(body) => (coding, body),
+        Err(e) => {
+            tracing::warn!(project, ?coding, error = %e, "sending the artifact uncoded");
+            (Coding::Identity, served.bytes.clone())
+        }
+    };
+    let name = coding.header().unwrap_or("identity");
+    state.metrics.transfer(&project, name, body.len() as u64);
+    let mut resp = (
         StatusCode::OK,
-        hdrs,
+        artifact_headers(&served, coding != Coding::Identity),
         [(
             header::CONTENT_TYPE,
             HeaderValue::from_static(INDEX_CONTENT_TYPE),
         )],
-        Body::from(served.bytes.clone()),
+        Body::from(body),
     )
-        .into_response())
+        .into_response();
+    if let Some(c) = coding.header() {
+        resp.headers_mut()
+            .insert(header::CONTENT_ENCODING, HeaderValue::from_static(c));
+    }
+    Ok(resp)
 }
 
 async fn get_status(
@@ -767,6 +838,139 @@ mod tests {
         assert_eq!(st, StatusCode::OK);
         let v2: serde_json::Value = serde_json::from_slice(&again).expect("json");
         assert_eq!(v2["path"], v["path"]);
+        s.shutdown().await;
+    }
+
+    /// Codings and patches of the index: each decodes to the artifact the ETag names.
+    #[tokio::test]
+    async fn index_codings_and_patches_name_the_same_artifact() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let s = state(dir.path(), true).await;
+        let app = app(s.clone()).layer(MockConnectInfo(SocketAddr::from(([127, 0, 0, 1], 9))));
+        let store = |title: &str| {
+            let body =
+                format!(r#"{{"topic":"ops","title":"{title}","body":"Words about {title}."}}"#);
+            call(
+                app.clone(),
+                req("POST", "/v1/projects/b/entries", None, &body),
+            )
+        };
+        let get = |uri: String, hdrs: Vec<(&'static str, String)>| {
+            let mut r = req("GET", &uri, None, "");
+            for (k, v) in hdrs {
+                r.headers_mut()
+                    .insert(k, HeaderValue::from_str(&v).expect("value"));
+            }
+            call(app.clone(), r)
+        };
+        assert_eq!(store("First note").await.0, StatusCode::CREATED);
+        let (_, h1, old) = get("/v1/projects/b/index".into(), vec![]).await;
+        let old_hash = crate::store::content_hash(&old);
+        assert_eq!(h1["etag"], format!("\"{old_hash}\""));
+        assert_eq!(h1["vary"], "accept-encoding");
+        assert!(h1.get("content-encoding").is_none());
+        assert_eq!(store("Second note").await.0, StatusCode::CREATED);
+        let (st, _, new) = get("/v1/projects/b/index".into(), vec![]).await;
+        assert_eq!(st, StatusCode::OK);
+        let new_hash = crate::store::content_hash(&new);
+        let weak = format!("W/\"{new_hash}\"");
+
+        let (st, h, z) = get(
+            "/v1/projects/b/index".into(),
+            vec![("accept-encoding", "gzip, zstd".into())],
+        )
+        .await;
+        assert_eq!(
+            (st, &h["content-encoding"], &h["etag"]),
+            (
+                StatusCode::OK,
+                &HeaderValue::from_static("zstd"),
+                &HeaderValue::from_str(&weak).expect("etag")
+            )
+        );
+        assert_eq!(h["content-type"], INDEX_CONTENT_TYPE);
+        assert_eq!(zstd::decode_all(&z[..]).expect("zstd body"), new);
+        let (_, h, g) = get(
+            "/v1/projects/b/index".into(),
+            vec![("accept-encoding", "gzip".into())],
+        )
+        .await;
+        assert_eq!(h["content-encoding"], "gzip");
+        let mut out = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&g[..]), &mut out)
+            .expect("gunzip");
+        assert_eq!(out, new);
+        // A weak or strong validator of the artifact matches whatever the coding.
+        let (st, h, body) = get(
+            "/v1/projects/b/index".into(),
+            vec![
+                ("accept-encoding", "zstd".into()),
+                ("if-none-match", weak.clone()),
+            ],
+        )
+        .await;
+        assert_eq!((st, body.len()), (StatusCode::NOT_MODIFIED, 0));
+        assert_eq!(
+            (h["etag"].to_str().expect("etag"), &h["vary"]),
+            (weak.as_str(), &HeaderValue::from_static("accept-encoding"))
+        );
+
+        // A patch from the artifact the client holds.
+        let (st, h, patch) = get(
+            format!("/v1/projects/b/index?from={old_hash}"),
+            vec![
+                ("accept-encoding", "zstd".into()),
+                ("if-none-match", format!("\"{old_hash}\"")),
+            ],
+        )
+        .await;
+        assert_eq!(st, StatusCode::OK);
+        assert_eq!(h["content-type"], transfer::PATCH_CONTENT_TYPE);
+        assert!(h.get("content-encoding").is_none());
+        assert_eq!(h["etag"].to_str().expect("etag"), weak);
+        assert_eq!(
+            h["x-helix-patch-from"].to_str().expect("base"),
+            format!("\"{old_hash}\"")
+        );
+        assert_eq!(
+            h["x-helix-artifact-length"].to_str().expect("len"),
+            new.len().to_string()
+        );
+        let mut prefix = old.clone();
+        helix_index_format::delta::to_delta_form(&mut prefix);
+        let mut d = zstd::zstd_safe::DCtx::create();
+        d.ref_prefix(&prefix).expect("prefix");
+        let mut rebuilt = Vec::with_capacity(new.len());
+        d.decompress(&mut rebuilt, &patch[..])
+            .expect("patch decodes");
+        helix_index_format::delta::from_delta_form(&mut rebuilt);
+        assert_eq!(rebuilt, new);
+
+        // An unknown base gets the artifact; a malformed one is refused.
+        let unknown = "0".repeat(64);
+        let (st, h, body) = get(format!("/v1/projects/b/index?from={unknown}"), vec![]).await;
+        assert_eq!(
+            (st, &h["content-type"]),
+            (
+                StatusCode::OK,
+                &HeaderValue::from_static(INDEX_CONTENT_TYPE)
+            )
+        );
+        assert_eq!(body, new);
+        let (st, _, body) = get("/v1/projects/b/index?from=abc".into(), vec![]).await;
+        assert_eq!(
+            (st, code(&body).as_str()),
+            (StatusCode::BAD_REQUEST, "bad_request")
+        );
+        let (_, _, m) = call(app.clone(), req("GET", "/metrics", None, "")).await;
+        let m = String::from_utf8(m).expect("utf8");
+        assert!(
+            m.contains(&format!(
+                "helix_index_response_bytes_total{{project=\"b\",form=\"patch\"}} {}",
+                patch.len()
+            )),
+            "{m}"
+        );
         s.shutdown().await;
     }
 }

@@ -12,6 +12,7 @@ pub mod project;
 pub mod state;
 pub mod store;
 pub mod sys;
+pub mod transfer;
 
 use std::future::Future;
 

@@ -15,6 +15,8 @@ pub struct Metrics {
     artifacts: Mutex<BTreeMap<String, (u64, u64, u64)>>,
     writes: Mutex<BTreeMap<(String, String), u64>>,
     fetch_errors: Mutex<BTreeMap<String, u64>>,
+    /// Index bodies sent, by (project, form): count and bytes.
+    transfers: Mutex<BTreeMap<(String, String), (u64, u64)>>,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -56,6 +58,16 @@ impl Metrics {
         *lock(&self.fetch_errors)
             .entry(project.to_string())
             .or_default() += 1;
+    }
+
+    /// An index body sent: `form` is `identity`, `zstd`, `gzip` or `patch`.
+    pub fn transfer(&self, project: &str, form: &str, bytes: u64) {
+        let mut m = lock(&self.transfers);
+        let t = m
+            .entry((project.to_string(), form.to_string()))
+            .or_default();
+        t.0 += 1;
+        t.1 += bytes;
     }
 
     /// The Prometheus text exposition.
@@ -138,6 +150,30 @@ impl Metrics {
             "Failed upstream fetches.",
             lock(&self.fetch_errors).iter(),
         );
+        let transfers = lock(&self.transfers).clone();
+        for (name, help, bytes) in [
+            (
+                "helix_index_responses_total",
+                "Index bodies sent (200), by form: identity, zstd, gzip or patch.",
+                false,
+            ),
+            (
+                "helix_index_response_bytes_total",
+                "Bytes of index bodies sent, by form.",
+                true,
+            ),
+        ] {
+            family(&mut o, name, "counter", help);
+            for ((p, form), (n, b)) in &transfers {
+                let v = if bytes { b } else { n };
+                let _ = writeln!(
+                    o,
+                    "{name}{{project=\"{}\",form=\"{}\"}} {v}",
+                    esc(p),
+                    esc(form)
+                );
+            }
+        }
         o
     }
 }
@@ -176,6 +212,8 @@ mod tests {
         m.write("kb", "created", 2);
         m.write("kb", "rejected", 0);
         m.fetch_error("a\"b");
+        m.transfer("kb", "patch", 100);
+        m.transfer("kb", "patch", 20);
         let expected = r#"# HELP helix_http_requests_total HTTP requests by route, method and status.
 # TYPE helix_http_requests_total counter
 helix_http_requests_total{route="/v1/projects/{project}/index",method="GET",status="304"} 1
@@ -202,6 +240,12 @@ helix_writes_total{project="kb",outcome="rejected"} 0
 # HELP helix_fetch_errors_total Failed upstream fetches.
 # TYPE helix_fetch_errors_total counter
 helix_fetch_errors_total{project="a\"b"} 1
+# HELP helix_index_responses_total Index bodies sent (200), by form: identity, zstd, gzip or patch.
+# TYPE helix_index_responses_total counter
+helix_index_responses_total{project="kb",form="patch"} 2
+# HELP helix_index_response_bytes_total Bytes of index bodies sent, by form.
+# TYPE helix_index_response_bytes_total counter
+helix_index_response_bytes_total{project="kb",form="patch"} 120
 "#;
         assert_eq!(m.render(), expected);
     }

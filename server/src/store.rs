@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::sys::{remove_stale_temps, write_atomic};
+use crate::transfer::Cache;
 
 /// Facts about one stored artifact.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -51,11 +52,13 @@ pub struct Findings {
     pub skipped: BTreeMap<String, u64>,
 }
 
-/// An artifact held in memory for serving.
-#[derive(Debug, Clone)]
+/// An artifact held in memory for serving, with its codings and the patches to it as they
+/// are computed.
+#[derive(Debug)]
 pub struct Served {
     pub info: ArtifactInfo,
     pub bytes: Bytes,
+    pub coded: Cache,
 }
 
 /// Why the artifact store could not do its work: the file and what went wrong with it.
@@ -135,6 +138,7 @@ impl ArtifactStore {
         Ok(Served {
             info: info.clone(),
             bytes: Bytes::from(bytes),
+            coded: Cache::default(),
         })
     }
 
@@ -186,6 +190,7 @@ impl ArtifactStore {
             Arc::new(Served {
                 info,
                 bytes: Bytes::from(bytes),
+                coded: Cache::default(),
             }),
             ptr,
         ))

@@ -7,5 +7,6 @@
 
 mod e2e {
     pub mod harness;
+    mod replicas;
     mod team_story;
 }

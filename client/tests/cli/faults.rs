@@ -557,3 +557,153 @@ fn hooks_survive_a_cache_rewritten_in_place() {
     eprintln!("300 hooks during {rounds} in-place rewrites; {answered} answered");
     assert!(rounds > 10, "the rewriter barely ran");
 }
+
+/// A patch that does not apply, starts from another artifact, or gives other bytes than
+/// its ETag names is never installed: the client downloads the whole artifact instead. A
+/// patch nobody asked for, or a body whose hash is not its ETag's, is refused.
+#[test]
+fn bad_patches_fall_back_to_the_whole_artifact() {
+    let c = Client::new();
+    let kb = c.tmp.path().join("kb");
+    write_files(&kb, KNOWLEDGE);
+    let hix = c.tmp.path().join("kb.hix");
+    let build = |dir: &Path, out: &Path| {
+        c.run(&[
+            "build",
+            dir.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--project",
+            "backend",
+        ])
+        .ok();
+        std::fs::read(out).unwrap()
+    };
+    let old = build(&kb, &hix);
+    write_files(
+        &kb,
+        &[("ci/new.md", "# A new entry\n\nAbout arm runners.\n")],
+    );
+    let new = build(&kb, &c.tmp.path().join("kb2.hix"));
+    let hash = |b: &[u8]| {
+        use sha2::Digest;
+        sha2::Sha256::digest(b)
+            .iter()
+            .map(|x| format!("{x:02x}"))
+            .collect::<String>()
+    };
+    let (old_hash, new_hash) = (hash(&old), hash(&new));
+    let artifact_head = |etag: &str, len: usize| {
+        format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/vnd.helix.index\r\nETag: {etag}\r\nContent-Length: {len}\r\nConnection: close\r\n\r\n"
+        )
+    };
+    // (patch headers besides the content type, patch body, what the fallback notice says)
+    let cases: Vec<(String, Vec<u8>, &str)> = vec![
+        (
+            format!(
+                "X-Helix-Patch-From: \"{old_hash}\"\r\nX-Helix-Artifact-Length: {}\r\n",
+                new.len()
+            ),
+            b"not zstd at all".to_vec(),
+            "does not apply",
+        ),
+        (
+            format!(
+                "X-Helix-Patch-From: \"{}\"\r\nX-Helix-Artifact-Length: {}\r\n",
+                "1".repeat(64),
+                new.len()
+            ),
+            b"x".to_vec(),
+            "not from the cached artifact",
+        ),
+        // A well-formed zstd frame of the wrong bytes.
+        (
+            format!(
+                "X-Helix-Patch-From: \"{old_hash}\"\r\nX-Helix-Artifact-Length: {}\r\n",
+                old.len()
+            ),
+            zstd::encode_all(&old[..], 1).unwrap(),
+            "is not the ETag's",
+        ),
+    ];
+    for (extra, body, why) in cases {
+        let (new2, body2, etag) = (new.clone(), body.clone(), format!("W/\"{new_hash}\""));
+        let strong = format!("\"{new_hash}\"");
+        let (url, seen) = serve(move |mut s, req| {
+            if req.contains("from=") {
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/vnd.helix.index-patch\r\nETag: {etag}\r\n{extra}Content-Length: {}\r\nConnection: close\r\n\r\n",
+                    body2.len()
+                );
+                let _ = s.write_all(&body2);
+            } else {
+                let _ = s.write_all(artifact_head(&strong, new2.len()).as_bytes());
+                let _ = s.write_all(&new2);
+            }
+        });
+        c.follow(&url, &["backend"]);
+        let cache = c.cache_dir(&url, "backend");
+        std::fs::create_dir_all(&cache).unwrap();
+        std::fs::write(cache.join("index.hix"), &old).unwrap();
+        std::fs::write(cache.join("meta.json"), format!(r#"{{"etag":"\"{old_hash}\"","commit":"","generation":0,"fetched_at":0,"entries":3}}"#)).unwrap();
+        let r = c.run(&["sync"]).ok();
+        assert!(
+            r.stderr.contains("patch rejected") && r.stderr.contains(why),
+            "{why}: {}",
+            r.stderr
+        );
+        assert!(r.stdout.contains("updated"), "{why}: {}", r.stdout);
+        assert_eq!(
+            std::fs::read(cache.join("index.hix")).unwrap(),
+            new,
+            "{why}"
+        );
+        let seen = seen.lock().unwrap();
+        assert!(
+            seen[0].contains(&format!("from={old_hash}")) && !seen[1].contains("from="),
+            "{why}: {seen:?}"
+        );
+        assert!(
+            seen[0]
+                .to_ascii_lowercase()
+                .contains("accept-encoding: zstd"),
+            "{seen:?}"
+        );
+        assert_eq!(
+            files_under(&cache),
+            ["index.hix", "last_sync.json", "meta.json"],
+            "{why}"
+        );
+    }
+    // Refused outright, nothing installed: a patch without asking, a hash that is not the ETag's.
+    let lying = format!("\"{}\"", "2".repeat(64));
+    for (head, body, why) in [
+        (
+            format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/vnd.helix.index-patch\r\nETag: \"{new_hash}\"\r\nContent-Length: 3\r\n\r\n"
+            ),
+            b"abc".to_vec(),
+            "not asked for",
+        ),
+        (
+            artifact_head(&lying, new.len()),
+            new.clone(),
+            "is not the ETag's",
+        ),
+    ] {
+        let (url, _) = serve(move |mut s, _| {
+            let _ = s.write_all(head.as_bytes());
+            let _ = s.write_all(&body);
+        });
+        c.follow(&url, &["backend"]);
+        let r = c.run(&["sync"]);
+        assert_eq!(r.code, Some(1), "{why}: {r:?}");
+        assert!(r.stderr.contains(why), "{why}: {}", r.stderr);
+        assert!(
+            !c.cache_dir(&url, "backend").join("index.hix").exists(),
+            "{why}"
+        );
+    }
+}

@@ -758,3 +758,73 @@ fn an_entry_the_server_refuses_is_kept_aside_with_the_reason() {
         d.stdout
     );
 }
+
+/// After a one-entry commit the client gets a patch from the artifact it holds and ends
+/// with the server's artifact byte for byte; a base the server does not know gets the
+/// whole artifact, zstd-coded.
+#[test]
+fn one_entry_commits_arrive_as_patches_and_unknown_bases_in_full() {
+    let tmp = tempfile::tempdir().unwrap();
+    let up = Upstream::new(tmp.path(), BACKEND);
+    let server = Server::start(&[ProjectSpec {
+        name: "backend",
+        upstream: Some(&up.bare),
+    }]);
+    let c = Client::new();
+    c.follow(&server.url, &["backend"]);
+    let r = c.run(&["sync"]).ok();
+    assert!(
+        r.stdout.contains("downloaded") && r.stdout.contains(" zstd"),
+        "{}",
+        r.stdout
+    );
+    let cache = c.cache_dir(&server.url, "backend");
+    let served = || {
+        let (code, body) =
+            super::common::http_get(&server.url, "/v1/projects/backend/index").expect("index");
+        assert_eq!(code, 200);
+        body
+    };
+    assert_eq!(read(&cache.join("index.hix")), served());
+
+    up.commit(
+        &[(
+            "ci/arm-timeouts.md",
+            "# Arm runner timeouts\n\nThe arm runner is four times slower than x86.\n",
+        )],
+        "one entry",
+    );
+    server.refresh("backend");
+    let r = c.run(&["sync"]).ok();
+    assert!(
+        r.stdout.contains("updated 2 → 3 entries (+1)"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.ends_with(" patch\n"), "{}", r.stdout);
+    assert!(r.stderr.is_empty(), "no fallback: {}", r.stderr);
+    assert_eq!(read(&cache.join("index.hix")), served());
+    assert_eq!(c.search("arm runner slower")[0]["id"], "ci/arm-timeouts.md");
+    let meta: serde_json::Value = serde_json::from_slice(&read(&cache.join("meta.json"))).unwrap();
+    assert!(meta["etag"].as_str().unwrap().starts_with("W/\""), "{meta}");
+
+    // A cache whose artifact the server no longer keeps: the whole artifact, coded.
+    up.commit(
+        &[(
+            "ci/cache-keys.md",
+            "# Cache keys\n\nKey caches by lock file hash.\n",
+        )],
+        "another",
+    );
+    server.refresh("backend");
+    let mut m = meta.clone();
+    m["etag"] = format!("W/\"{}\"", "0".repeat(64)).into();
+    std::fs::write(cache.join("meta.json"), m.to_string()).unwrap();
+    let r = c.run(&["sync"]).ok();
+    assert!(
+        r.stdout.contains("updated 3 → 4 entries (+1)") && r.stdout.ends_with(" zstd\n"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(read(&cache.join("index.hix")), served());
+}

@@ -268,6 +268,29 @@ impl Repo {
         Ok(n)
     }
 
+    /// The first-parent depth of `tip` (a root commit is 1) and its committer time: the
+    /// same on every server that follows the branch. `known` is a commit whose depth was
+    /// found before; the walk stops there.
+    pub fn depth(
+        &self,
+        tip: ObjectId,
+        known: Option<(ObjectId, u64)>,
+    ) -> Result<(u64, i64), GitError> {
+        let time = self.commit(tip)?.time().map(|t| t.seconds).unwrap_or(0);
+        let mut steps = 0;
+        let mut cur = Some(tip);
+        while let Some(id) = cur {
+            if let Some((k, d)) = known
+                && k == id
+            {
+                return Ok((d + steps, time));
+            }
+            steps += 1;
+            cur = self.commit(id)?.parent_ids().next().map(|p| p.detach());
+        }
+        Ok((steps, time))
+    }
+
     /// Commit messages along the first-parent history from `tip`, newest first, at most `max`.
     /// Stops before `stop` (already seen).
     pub fn recent_messages(

@@ -199,16 +199,18 @@ impl IdempotencyLog {
     }
 
     /// Records the keys of the trailers in `messages` (commit and message, newest first)
-    /// that are not known yet, answered as written at `generation`; `id_of` turns a
-    /// repository path into an entry id. Returns how many keys were added (not yet saved).
+    /// that are not known yet, answered as written at `generation(i)` for the `i`-th
+    /// message; `id_of` turns a repository path into an entry id. Returns how many keys
+    /// were added (not yet saved).
     pub(super) fn recover(
         &mut self,
         messages: Vec<(ObjectId, String)>,
-        generation: u64,
+        generation: impl Fn(usize) -> u64,
         id_of: impl Fn(&str) -> String,
     ) -> usize {
         let mut added = 0;
-        for (commit, msg) in messages.into_iter().rev() {
+        for (i, (commit, msg)) in messages.into_iter().enumerate().rev() {
+            let generation = generation(i);
             for line in msg.lines() {
                 let Some(rest) = line.strip_prefix(KEY_TRAILER) else {
                     continue;
@@ -362,7 +364,7 @@ mod tests {
             (commit(0), format!("{KEY_TRAILER} broken\n")),
         ];
         let id_of = |p: &str| p.strip_prefix("kb/").unwrap_or(p).to_string();
-        assert_eq!(log.recover(messages.clone(), 7, id_of), 2);
+        assert_eq!(log.recover(messages.clone(), |_| 7, id_of), 2);
         let a = WriteAck {
             id: "ops/a.md".into(),
             path: "kb/ops/a.md".into(),
@@ -388,6 +390,6 @@ mod tests {
         );
         // Oldest first, so the order of the recovered keys is the order of the commits.
         assert!(log.keys["kb"].seq < log.keys["ka"].seq);
-        assert_eq!(log.recover(messages, 7, id_of), 0);
+        assert_eq!(log.recover(messages, |_| 7, id_of), 0);
     }
 }

@@ -10,7 +10,7 @@ use helix_index_format::{BuildError, BuildInfo, Census, Diagnostic, FileKind, Ro
 use super::{Cached, Lane};
 use crate::git::GitError;
 use crate::store::{ArtifactInfo, DiagnosticInfo, Findings, StoreError};
-use crate::sys::{now_secs, write};
+use crate::sys::write;
 
 /// Why a refresh or a compile failed.
 #[derive(Debug, thiserror::Error)]
@@ -129,12 +129,17 @@ impl Lane<'_> {
                 None => {}
             }
         }
-        let generation = self.generation + 1;
+        // Replicas of a project compile the same commit into the same bytes, hence the same
+        // ETag: the generation is the commit's first-parent depth and the build time its
+        // commit time. Only a history rewritten below the served generation counts on from it.
+        let (depth, committed) = self.repo.depth(tip, self.depth)?;
+        self.depth = Some((tip, depth));
+        let generation = depth.max(self.generation + 1);
         let info = BuildInfo {
             project: self.project.cfg.name.clone(),
             commit: hex.clone(),
             generation,
-            build_time: now_secs(),
+            build_time: committed,
         };
         let t_build = Instant::now();
         let built = helix_index_format::build(&entries, &info);

@@ -246,6 +246,20 @@ impl Project {
         }
     }
 
+    /// A kept artifact by content hash: a base that patches can start from.
+    pub fn kept(&self, hash: &str) -> Option<ArtifactInfo> {
+        read(&self.pointer)
+            .kept
+            .iter()
+            .find(|k| k.hash == hash)
+            .cloned()
+    }
+
+    /// Reads a kept artifact from disk, checked against its content hash.
+    pub fn load(&self, info: &ArtifactInfo) -> Result<Served, StoreError> {
+        self.store.load(info)
+    }
+
     /// Queues a job for the worker.
     pub fn send(&self, job: Job) -> Result<(), JobError> {
         let g = lock(&self.tx);
@@ -285,6 +299,9 @@ struct LaneState {
     scanned: bool,
     /// Branch tip up to which commit messages were scanned for keys.
     scanned_tip: Option<ObjectId>,
+    /// The last compiled commit of its branch and its first-parent depth (its generation's
+    /// source; per lane, since lanes may follow different branches).
+    depth: Option<(ObjectId, u64)>,
 }
 
 /// Owns a repository and serves every project on it; runs on its own thread, so only it
@@ -340,6 +357,7 @@ impl Worker {
                     idem,
                     scanned: false,
                     scanned_tip: None,
+                    depth: None,
                 }
             })
             .collect();
@@ -543,10 +561,21 @@ impl Lane<'_> {
             .project
             .current()
             .is_some_and(|c| c.info.commit == tip_hex);
-        let generation = if built_tip {
+        let next = if built_tip {
             self.generation
         } else {
             self.generation + 1
+        };
+        // Generations are first-parent depths (ingest.rs): a key is answered with the
+        // generation its commit got on the replica that wrote it, as that replica did. A
+        // numbering ahead of the depths (an older data directory) answers with the next one.
+        let depth = self.repo.depth(tip, self.depth).map(|d| d.0).unwrap_or(0);
+        let generation = |i: usize| {
+            if depth >= next {
+                depth.saturating_sub(i as u64)
+            } else {
+                next
+            }
         };
         let prefix = self.prefix();
         let added = self
