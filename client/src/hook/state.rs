@@ -1,6 +1,8 @@
-//! Per-session hook state: a tiny `key=value` file per Claude Code session under
-//! `$XDG_CACHE_HOME/helix/sessions/`, so `stop` knows whether a failure went unrecorded.
+//! Per-session hook state under `$XDG_CACHE_HOME/helix/sessions/`: a tiny `key=value` file
+//! per Claude Code session, so `stop` knows whether a failure went unrecorded, and the
+//! entries the session was shown (`<session>.seen`), so no hook repeats itself.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
@@ -85,6 +87,124 @@ pub fn update(session: &str, f: impl FnOnce(&mut State)) -> State {
     f(&mut s);
     let _ = s.save(session);
     s
+}
+
+/// The entries a session has been shown since its last compaction: `<session>.seen`, one
+/// line per injected entry, `<scope> <entry>` as two 16-digit hex hashes (scope 0 for the
+/// prompt and error hooks, the file's for ambient), appended with `O_APPEND` (concurrent
+/// hooks' lines never interleave) and without fsync; a `compact` line starts afresh. The
+/// file is rewritten to what still counts when it passes [`MAX_SEEN_BYTES`].
+#[derive(Debug, Default)]
+pub struct Seen {
+    /// (scope, entry) pairs since the last compaction.
+    pairs: Vec<(u64, u64)>,
+}
+
+/// Where a `.seen` file is cut back (about 2,000 injections).
+pub const MAX_SEEN_BYTES: u64 = 64 * 1024;
+const COMPACT_LINE: &str = "compact";
+
+/// The scope of the prompt and error hooks (any entry shown anywhere counts).
+pub const ANY_SCOPE: u64 = 0;
+
+fn seen_file(session: &str) -> PathBuf {
+    dir().join(format!("{session}.seen"))
+}
+
+/// A stable 64-bit key for a scope (a file path) or an entry (`project:id`).
+pub fn key(text: &str) -> u64 {
+    // Never 0, which is ANY_SCOPE.
+    xxhash_rust::xxh3::xxh3_64(text.as_bytes()).max(1)
+}
+
+impl Seen {
+    /// What `session` has been shown; empty when nothing was recorded or unreadable.
+    pub fn load(session: &str) -> Seen {
+        match std::fs::read_to_string(seen_file(session)) {
+            Ok(text) => Seen::parse(&text),
+            Err(_) => Seen::default(),
+        }
+    }
+
+    fn parse(text: &str) -> Seen {
+        let mut pairs = Vec::new();
+        for line in text.lines() {
+            if line == COMPACT_LINE {
+                pairs.clear();
+                continue;
+            }
+            let mut parts = line.split(' ');
+            let (Some(scope), Some(entry), None) = (parts.next(), parts.next(), parts.next())
+            else {
+                continue;
+            };
+            if let (Ok(scope), Ok(entry)) = (
+                u64::from_str_radix(scope, 16),
+                u64::from_str_radix(entry, 16),
+            ) {
+                pairs.push((scope, entry));
+            }
+        }
+        Seen { pairs }
+    }
+
+    /// Whether `entry` was shown in `scope` since the last compaction; [`ANY_SCOPE`] asks
+    /// whether it was shown anywhere.
+    pub fn contains(&self, scope: u64, entry: u64) -> bool {
+        self.pairs
+            .iter()
+            .any(|&(s, e)| e == entry && (scope == ANY_SCOPE || s == scope))
+    }
+
+    pub fn len(&self) -> usize {
+        self.pairs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pairs.is_empty()
+    }
+}
+
+/// Records that `entries` were shown to `session` in `scope` (best effort).
+pub fn record_seen(session: &str, scope: u64, entries: &[u64]) {
+    let mut text = String::with_capacity(entries.len() * 34);
+    for e in entries {
+        text.push_str(&format!("{scope:016x} {e:016x}\n"));
+    }
+    append_seen(session, &text);
+}
+
+/// Records a compaction: what was shown before it may be shown once more.
+pub fn record_compaction(session: &str) {
+    append_seen(session, &format!("{COMPACT_LINE}\n"));
+}
+
+fn append_seen(session: &str, text: &str) {
+    let path = seen_file(session);
+    let open = || {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+    };
+    let file = open().or_else(|_| {
+        std::fs::create_dir_all(dir())?;
+        open()
+    });
+    let Ok(mut file) = file else { return };
+    if file.write_all(text.as_bytes()).is_err() {
+        return;
+    }
+    if file.metadata().is_ok_and(|m| m.len() > MAX_SEEN_BYTES) {
+        // Keep what still counts (since the last compaction), newest half at most.
+        let seen = Seen::load(session);
+        let keep = &seen.pairs[seen.pairs.len().saturating_sub(1000)..];
+        let mut out = String::with_capacity(keep.len() * 34);
+        for (s, e) in keep {
+            out.push_str(&format!("{s:016x} {e:016x}\n"));
+        }
+        let _ = crate::sys::write_atomic_nosync(&path, out.as_bytes());
+    }
 }
 
 /// Deletes session files not touched for [`KEEP`].
