@@ -159,11 +159,14 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
     };
     let (impact, named) = (lines(Layer::Impact), lines(Layer::Named));
 
-    // 4. Coupling: topics whose entries share sources with this file.
-    let coupled = rel
+    // 4. Coupling: topics whose entries share sources with this file (once per file).
+    let mut coupled = rel
         .as_deref()
         .map(|r| k.related_topics(r))
         .unwrap_or_default();
+    if !coupled.is_empty() && !injection.once("coupled-topics") {
+        coupled.clear();
+    }
 
     let mut t = Text::new(MAX_CONTEXT_CHARS);
     t.line(&format!(

@@ -8,7 +8,7 @@ use helix_index_format::relevance::Evidence;
 /// Points a prompt or error hit needs (see [`points`]). Chosen on the `tune` split of
 /// benches/relevance/judgements.jsonl as the lowest value that keeps everyday prompts
 /// injecting anything at or under 10%.
-pub const MIN_POINTS: f32 = 3.25;
+pub const MIN_POINTS: f32 = 3.2;
 /// A second or third hit is injected only when it also passes and scores at least this
 /// share of the first: close runners-up, not the tail.
 pub const FOLLOW_RATIO: f32 = 0.8;
@@ -59,16 +59,21 @@ pub struct Verdict {
     pub evidence: Evidence,
 }
 
+/// Most points separation can give: a 3.4× lead. Beyond it, standing out says little more
+/// (in a small knowledge base the only entry sharing a word stands out without bound).
+pub const MAX_SEPARATION_POINTS: f32 = 3.0;
+
 /// Evidence points of a prompt or error hit: separation counts one point per 1.5× lead
-/// over the mean of the other top ten, coverage of the query's idf mass up to two, each
+/// over the mean of the other top ten (at most [`MAX_SEPARATION_POINTS`]), coverage of the
+/// query's idf mass up to two, each
 /// matched word beyond two a quarter, each word the knowledge has never seen minus a
 /// quarter (it names something of the user's own, not of the knowledge), and a question
 /// two (a request for knowledge rather than for work on the code).
 pub fn points(e: &Evidence, question: bool) -> (f32, Signal) {
     let separation = if e.separation.is_finite() {
-        e.separation.max(1e-6).ln() / 1.5f32.ln()
+        (e.separation.max(1e-6).ln() / 1.5f32.ln()).min(MAX_SEPARATION_POINTS)
     } else {
-        8.0
+        MAX_SEPARATION_POINTS
     };
     let parts = [
         (separation, Signal::Separation),
@@ -184,8 +189,11 @@ mod tests {
         assert!(p >= MIN_POINTS && s == Signal::Question, "{p} {s:?}");
         let (p, _) = points(&ev(3, 0, 0.6, 1.3), false);
         assert!(p < MIN_POINTS, "{p}");
-        // A hit with no competitors at all stands out without bound.
-        let (p, s) = points(&ev(2, 0, 0.3, f32::INFINITY), false);
-        assert!(p >= MIN_POINTS && s == Signal::Separation, "{p} {s:?}");
+        // A hit with no competitors stands out, but that alone is not enough: the only
+        // entry sharing one word of a prompt about the user's own code stays out.
+        let (p, s) = points(&ev(1, 5, 0.1, f32::INFINITY), false);
+        assert!(p < MIN_POINTS && s == Signal::Separation, "{p} {s:?}");
+        let (p, _) = points(&ev(3, 0, 0.5, f32::INFINITY), false);
+        assert!(p >= MIN_POINTS, "{p}");
     }
 }

@@ -17,6 +17,8 @@ pub struct Injection<'c> {
     seen: Seen,
     keys: Vec<u64>,
     shown: Vec<Injected>,
+    /// Lines other than entries shown once per scope (ambient's coupled topics).
+    markers: Vec<u64>,
 }
 
 impl<'c> Injection<'c> {
@@ -29,7 +31,19 @@ impl<'c> Injection<'c> {
             seen,
             keys: Vec::new(),
             shown: Vec::new(),
+            markers: Vec::new(),
         }
+    }
+
+    /// Whether the line `what` (not an entry) is new to the session in this scope; it is
+    /// remembered like an entry but not logged.
+    pub fn once(&mut self, what: &str) -> bool {
+        let key = state::key(&format!("#{what}"));
+        if self.markers.contains(&key) || self.seen.contains(self.scope, key) {
+            return false;
+        }
+        self.markers.push(key);
+        true
     }
 
     /// Takes `project:id` unless this session was already shown it (in this scope) or this
@@ -63,13 +77,16 @@ impl<'c> Injection<'c> {
 
     /// Records what was taken: in the session's seen list and in the injection log.
     /// `file` is the file ambient was called for.
-    pub fn finish(self, file: Option<&str>) {
-        if self.shown.is_empty() {
-            return;
-        }
+    pub fn finish(mut self, file: Option<&str>) {
         let session = self.cx.session();
         if let Some(s) = session {
-            state::record_seen(s, self.scope, &self.keys);
+            self.keys.extend_from_slice(&self.markers);
+            if !self.keys.is_empty() {
+                state::record_seen(s, self.scope, &self.keys);
+            }
+        }
+        if self.shown.is_empty() {
+            return;
         }
         journal::append(&Record {
             t: crate::sys::now_ms(),

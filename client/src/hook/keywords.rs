@@ -141,6 +141,7 @@ const ERROR_NOISE: &[&str] = &[
     "compile",
     "compiling",
     "could",
+    "directory",
     "error",
     "errors",
     "exit",
@@ -150,6 +151,7 @@ const ERROR_NOISE: &[&str] = &[
     "file",
     "help",
     "line",
+    "no",
     "note",
     "not",
     "previous",
@@ -158,6 +160,7 @@ const ERROR_NOISE: &[&str] = &[
     "running",
     "see",
     "status",
+    "such",
     "warning",
     "warnings",
 ];
@@ -651,15 +654,30 @@ mod tests {
 
     #[test]
     fn questions_and_file_names() {
-        for q in ["How do I rebase?", "is it safe to vacuum", "what's the limit", "x?"] {
+        for q in [
+            "How do I rebase?",
+            "is it safe to vacuum",
+            "what's the limit",
+            "x?",
+        ] {
             assert!(is_question(q), "{q}");
         }
         for q in ["Rename calcTotal", "Run the tests.", "showcase the app"] {
             assert!(!is_question(q), "{q}");
         }
-        assert_eq!(file_name_term("vercel.json").as_deref(), Some("vercel.json"));
+        assert_eq!(
+            file_name_term("vercel.json").as_deref(),
+            Some("vercel.json")
+        );
         assert_eq!(file_name_term(".psqlrc").as_deref(), Some(".psqlrc"));
-        for generic in ["mod.rs", "Cargo.toml", "README.md", "CHANGELOG.md", "ci.yml", "a.rs"] {
+        for generic in [
+            "mod.rs",
+            "Cargo.toml",
+            "README.md",
+            "CHANGELOG.md",
+            "ci.yml",
+            "a.rs",
+        ] {
             assert_eq!(file_name_term(generic), None, "{generic}");
         }
     }

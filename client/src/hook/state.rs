@@ -229,3 +229,25 @@ fn prune_dir(dir: &Path, keep: Duration) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seen_counts_since_the_last_compaction_and_by_scope() {
+        let (file, e1, e2) = (key("src/a.rs"), key("p:one.md"), key("p:two.md"));
+        let text = format!(
+            "0000000000000000 {e1:016x}\ncompact\n{file:016x} {e2:016x}\ngarbage line\n{e1:016x}\n"
+        );
+        let seen = Seen::parse(&text);
+        // e1 was shown before the compaction only: it may come back.
+        assert!(!seen.contains(ANY_SCOPE, e1));
+        // e2 was shown for the file: ambient for that file, and prompts, skip it.
+        assert!(seen.contains(file, e2));
+        assert!(seen.contains(ANY_SCOPE, e2));
+        assert!(!seen.contains(key("src/b.rs"), e2));
+        assert_eq!(seen.len(), 1);
+        assert!(Seen::parse("").is_empty());
+    }
+}
