@@ -244,6 +244,19 @@ impl Knowledge {
     /// required term rank first (AND-then-OR), then score, then id. (An overlay's copy of an
     /// id shadows the synced one; both count in the statistics, a negligible skew.)
     pub fn find(&self, text: &str, opts: &SearchOptions, project: Option<&str>) -> Found<'_> {
+        self.find_with(text, opts, project, |_, _| {})
+    }
+
+    /// [`Knowledge::find`], letting `shape` change each query (one per tokenizer version)
+    /// once the statistics are known: drop terms too common to be worth their cost, keep
+    /// only an identifier's whole token.
+    pub fn find_with(
+        &self,
+        text: &str,
+        opts: &SearchOptions,
+        project: Option<&str>,
+        shape: impl Fn(&mut Query, &Stats),
+    ) -> Found<'_> {
         let sources: Vec<&Source> = self
             .sources
             .iter()
@@ -267,6 +280,9 @@ impl Knowledge {
             // A source that cannot say its statistics is left out of the search too.
             let ok = stats.add(&src.index, &queries[at]).is_ok();
             query_of.push(ok.then_some(at));
+        }
+        for q in &mut queries {
+            shape(q, &stats);
         }
         let mut all: Vec<ProjectHit<'_>> = Vec::new();
         for (src, at) in sources.iter().zip(query_of) {

@@ -72,6 +72,40 @@ impl Query {
     pub fn is_empty(&self) -> bool {
         self.terms.is_empty()
     }
+
+    /// Keeps only the first term: for a query that is one identifier (`merge_base`), its
+    /// whole-identifier token, without the parts (which match far more, and cost more).
+    pub fn keep_first(&mut self) {
+        self.terms.truncate(1);
+    }
+
+    /// Keeps at most `max` of the terms found in more than `limit` entries (the commonest
+    /// go first), and every rarer term. A common term adds little to a score (its idf is
+    /// low) but costs the most: its posting list is long. Returns how many were dropped.
+    pub fn drop_common(&mut self, stats: &Stats, max: usize, limit: u64) -> usize {
+        let mut common: Vec<(u64, usize)> = self
+            .terms
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (stats.df(&t.text), i))
+            .filter(|&(df, _)| df > limit)
+            .collect();
+        if common.len() <= max {
+            return 0;
+        }
+        common.sort_unstable_by(|a, b| b.cmp(a));
+        let drop: Vec<usize> = common[..common.len() - max]
+            .iter()
+            .map(|&(_, i)| i)
+            .collect();
+        let mut i = 0;
+        self.terms.retain(|_| {
+            let keep = !drop.contains(&i);
+            i += 1;
+            keep
+        });
+        drop.len()
+    }
 }
 
 /// Collection statistics: entries, indexed tokens and each query term's document frequency,
@@ -138,4 +172,38 @@ impl Stats {
 pub(crate) fn idf(n: f32, df: f32) -> f32 {
     // libm's, not the C library's: a hook process then maps no libm.so.
     libm::logf(1.0 + (n - df + 0.5) / (df + 0.5))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{BuildInfo, Entry, build};
+
+    #[test]
+    fn drop_common_keeps_rare_terms_and_the_least_common_of_the_rest() {
+        // "w{i}" is in the first i * 10 of 100 entries; "rare" in one.
+        let entries: Vec<Entry> = (0..100)
+            .map(|d| Entry {
+                id: format!("t/e{d:03}.md"),
+                topic: "t".into(),
+                title: "x".into(),
+                body: (1..=9)
+                    .filter(|i| d < i * 10)
+                    .map(|i| format!("w{i}"))
+                    .chain((d == 0).then(|| "rare".to_string()))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                ..Entry::default()
+            })
+            .collect();
+        let bytes = build(&entries, &BuildInfo::default()).unwrap();
+        let index = Index::open(&bytes[..]).unwrap();
+        let mut q = Query::for_index("w9 rare w1 w5 w3 nosuch", &index);
+        let stats = Stats::of(&index, &q).unwrap();
+        // Common: in more than 5 entries: w1 (10), w3 (30), w5 (50), w9 (90).
+        assert_eq!(q.drop_common(&stats, 2, 5), 2);
+        let kept: Vec<&str> = q.terms().iter().map(|t| t.text.as_str()).collect();
+        assert_eq!(kept, ["rare", "w1", "w3", "nosuch"]);
+        assert_eq!(q.drop_common(&stats, 2, 5), 0);
+    }
 }

@@ -5,14 +5,14 @@
 //! (`gate::names_rare_term`), and no entry is shown twice for the same file in a session.
 
 use super::ctx::Ctx;
-use super::events::{READ_HINT, entry_ref_line, hit_line, search, topic_list};
+use super::events::{READ_HINT, Shape, entry_ref_line, hit_line, search, topic_list};
 use super::gate::{self, Signal};
 use super::inject::Injection;
 use super::keywords::{file_name_term, pattern_words, removed_symbols};
 use super::output::{self, MAX_CONTEXT_CHARS, Text};
 use super::state;
 use crate::knowledge::Found;
-use helix_index_format::{EntryRef, Mode};
+use helix_index_format::EntryRef;
 use std::path::{Component, Path, PathBuf};
 
 /// Hits looked at per search (the gate then keeps the literal mentions).
@@ -127,7 +127,7 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
         .map(|s| (Layer::Impact, s.as_str()))
         .chain(names.iter().take(2).map(|n| (Layer::Named, n.as_str())));
     for (layer, query) in layers {
-        let found = search(k, query, Mode::Or, SEARCH_DEPTH);
+        let found = search(k, query, Shape::Whole, SEARCH_DEPTH);
         for (at, h) in found.hits.iter().enumerate() {
             let literal = match layer {
                 // The symbol as written, not only its lowercase token.

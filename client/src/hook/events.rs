@@ -58,16 +58,37 @@ pub(super) fn entry_ref_line(project: &str, e: &EntryRef<'_>) -> String {
     )
 }
 
-/// A hook's search: recency on, no snippets.
-pub(super) fn search<'k>(k: &'k Knowledge, query: &str, mode: Mode, limit: usize) -> Found<'k> {
+/// Common terms (in over [`COMMON_DF`] entries) a prompt or error query keeps, the least
+/// common first: they add little to a score but walk the longest posting lists. In a
+/// knowledge base of a few thousand entries no term is that common; at 100k this bounds a
+/// long prompt's cost near a six-word one's.
+const MAX_COMMON_TERMS: usize = 4;
+const COMMON_DF: u64 = 1000;
+
+/// What a hook searches with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Shape {
+    /// Every term but the commonest beyond [`MAX_COMMON_TERMS`].
+    Words,
+    /// The first token only: a file's whole name, a symbol's whole identifier.
+    Whole,
+}
+
+/// A hook's search: OR mode, recency on, no snippets.
+pub(super) fn search<'k>(k: &'k Knowledge, query: &str, shape: Shape, limit: usize) -> Found<'k> {
     let opts = SearchOptions {
         limit,
-        mode,
+        mode: Mode::Or,
         now: Some(crate::sys::now_secs()),
         snippet_chars: 0,
         ..SearchOptions::default()
     };
-    k.find(query, &opts, None)
+    k.find_with(query, &opts, None, |q, stats| match shape {
+        Shape::Words => {
+            q.drop_common(stats, MAX_COMMON_TERMS, COMMON_DF);
+        }
+        Shape::Whole => q.keep_first(),
+    })
 }
 
 /// Topics summed over projects, most entries first.
@@ -191,7 +212,7 @@ pub fn prompt(cx: &Ctx<'_>) -> Option<String> {
         return None;
     }
     let k = cx.knowledge()?;
-    let found = search(k, &terms.join(" "), Mode::Or, SEPARATION_DEPTH);
+    let found = search(k, &terms.join(" "), Shape::Words, SEPARATION_DEPTH);
     gated(
         cx,
         "prompt",
@@ -221,7 +242,7 @@ pub fn error(cx: &Ctx<'_>) -> Option<String> {
     if terms.is_empty() {
         return None;
     }
-    let found = search(k, &terms.join(" "), Mode::Or, SEPARATION_DEPTH);
+    let found = search(k, &terms.join(" "), Shape::Words, SEPARATION_DEPTH);
     gated(
         cx,
         "error",

@@ -71,7 +71,8 @@ pub const MAX_SEPARATION_POINTS: f32 = 3.0;
 /// two (a request for knowledge rather than for work on the code).
 pub fn points(e: &Evidence, question: bool) -> (f32, Signal) {
     let separation = if e.separation.is_finite() {
-        (e.separation.max(1e-6).ln() / 1.5f32.ln()).min(MAX_SEPARATION_POINTS)
+        // libm's, not the C library's: a hook process then maps no libm.so (docs/benchmarks.md).
+        (libm::logf(e.separation.max(1e-6)) / libm::logf(1.5)).min(MAX_SEPARATION_POINTS)
     } else {
         MAX_SEPARATION_POINTS
     };
