@@ -236,7 +236,7 @@ struct Scratch {
     whole: String,
     /// Stem words and parts ([`Analyzer::stem`]).
     stem: bool,
-    stemmed: Vec<u8>,
+    stemmed: String,
 }
 
 fn is_connector(c: char) -> bool {
@@ -425,12 +425,8 @@ fn emit_parts(
 }
 
 /// `word` stemmed into `buf` when `on` (and the word is stemmable), else `word` itself.
-fn stemmed<'a>(on: bool, word: &'a str, buf: &'a mut Vec<u8>) -> &'a str {
-    if !on || !stem(word.as_bytes(), buf) {
-        return word;
-    }
-    // `stem` only shortens an ASCII word and appends ASCII letters.
-    std::str::from_utf8(buf).unwrap_or(word)
+fn stemmed<'a>(on: bool, word: &'a str, buf: &'a mut String) -> &'a str {
+    if on && stem(word, buf) { buf } else { word }
 }
 
 /// Light English stemming, Porter's (1980) steps 1 and 5: plurals and `-ed`/`-ing` (with
@@ -439,55 +435,62 @@ fn stemmed<'a>(on: bool, word: &'a str, buf: &'a mut Vec<u8>) -> &'a str {
 /// code tells them apart, while `ranking`/`rank`, `entries`/`entry` and
 /// `Dockerfiles`/`Dockerfile` meet. Only all-lowercase ASCII words of 4+ letters; writes
 /// the stem into `out` and returns whether it differs from `word`.
-pub fn stem(word: &[u8], out: &mut Vec<u8>) -> bool {
-    if word.len() < 4 || !word.iter().all(u8::is_ascii_lowercase) {
+pub fn stem(word: &str, out: &mut String) -> bool {
+    let bytes = word.as_bytes();
+    // Every step starts from one of these endings: most tokens end otherwise (it runs once
+    // per token when an artifact is built).
+    if bytes.len() < 4
+        || !matches!(bytes.last(), Some(b's' | b'd' | b'g' | b'y' | b'e' | b'l'))
+        || !bytes.iter().all(u8::is_ascii_lowercase)
+    {
         return false;
     }
     out.clear();
-    out.extend_from_slice(word);
+    out.push_str(word);
     let w = out;
+    let ends = |w: &String, s: &str| w.ends_with(s);
     // Step 1a: plurals.
-    if w.ends_with(b"sses") || w.ends_with(b"ies") {
+    if ends(w, "sses") || ends(w, "ies") {
         w.truncate(w.len() - 2);
-    } else if w.ends_with(b"s") && !w.ends_with(b"ss") {
+    } else if ends(w, "s") && !ends(w, "ss") {
         w.pop();
     }
     // Step 1b: -eed, -ed, -ing.
-    if w.ends_with(b"eed") {
-        if measure(&w[..w.len() - 3]) > 0 {
+    if ends(w, "eed") {
+        if measure(&w.as_bytes()[..w.len() - 3]) > 0 {
             w.pop();
         }
-    } else if let Some(suffix) = [&b"ed"[..], b"ing"].into_iter().find(|s| w.ends_with(s))
-        && has_vowel(&w[..w.len() - suffix.len()])
+    } else if let Some(suffix) = ["ed", "ing"].into_iter().find(|s| ends(w, s))
+        && has_vowel(&w.as_bytes()[..w.len() - suffix.len()])
     {
         w.truncate(w.len() - suffix.len());
-        if w.ends_with(b"at") || w.ends_with(b"bl") || w.ends_with(b"iz") {
-            w.push(b'e');
-        } else if double_consonant(w) && !matches!(w.last(), Some(b'l' | b's' | b'z')) {
+        if ends(w, "at") || ends(w, "bl") || ends(w, "iz") {
+            w.push('e');
+        } else if double_consonant(w.as_bytes()) && !(ends(w, "l") || ends(w, "s") || ends(w, "z"))
+        {
             w.pop();
-        } else if measure(w) == 1 && cvc(w) {
-            w.push(b'e');
+        } else if measure(w.as_bytes()) == 1 && cvc(w.as_bytes()) {
+            w.push('e');
         }
     }
     // Step 1c: y -> i after a vowel somewhere in the stem.
-    if w.ends_with(b"y")
-        && has_vowel(&w[..w.len() - 1])
-        && let Some(last) = w.last_mut()
-    {
-        *last = b'i';
+    if ends(w, "y") && has_vowel(&w.as_bytes()[..w.len() - 1]) {
+        w.pop();
+        w.push('i');
     }
     // Step 5a: a final e.
-    if w.ends_with(b"e") {
-        let m = measure(&w[..w.len() - 1]);
-        if m > 1 || (m == 1 && !cvc(&w[..w.len() - 1])) {
+    if ends(w, "e") {
+        let rest = &w.as_bytes()[..w.len() - 1];
+        let m = measure(rest);
+        if m > 1 || (m == 1 && !cvc(rest)) {
             w.pop();
         }
     }
     // Step 5b: -ll -> -l.
-    if measure(w) > 1 && w.ends_with(b"ll") {
+    if ends(w, "ll") && measure(w.as_bytes()) > 1 {
         w.pop();
     }
-    w.as_slice() != word
+    w != word
 }
 
 /// Porter's consonant: not a vowel, and `y` only after a vowel (or first).
@@ -622,15 +625,15 @@ mod tests {
         );
         assert_eq!(stems("ies bus gas"), ["ies", "bus", "gas"]);
         assert_eq!(stems("Straße naïve"), ["straße", "naïve"]);
-        let mut buf = Vec::new();
-        assert!(!stem(b"rank", &mut buf));
-        assert!(stem(b"ranks", &mut buf) && buf == b"rank");
+        let mut buf = String::new();
+        assert!(!stem("rank", &mut buf));
+        assert!(stem("ranks", &mut buf) && buf == "rank");
     }
 
     /// Porter's published examples for the steps implemented.
     #[test]
     fn porter_examples() {
-        let mut buf = Vec::new();
+        let mut buf = String::new();
         for (w, want) in [
             ("caresses", "caress"),
             ("ponies", "poni"),
@@ -659,8 +662,8 @@ mod tests {
             ("controll", "control"),
             ("roll", "roll"),
         ] {
-            let out = if stem(w.as_bytes(), &mut buf) {
-                String::from_utf8(buf.clone()).unwrap()
+            let out = if stem(w, &mut buf) {
+                buf.clone()
             } else {
                 w.to_owned()
             };

@@ -273,3 +273,30 @@ fn search_filters_by_project_and_project_topic() {
     let out = search(&f, &["--project", "other", "--topic", "kb:db", "tests"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// An artifact built by a newer helix (a tokenizer version this one does not know) is
+/// still searched, with this helix's own rules, and `helix status` says to update.
+#[test]
+fn an_artifact_of_a_newer_tokenizer_is_searched_and_reported() {
+    let f = noisy();
+    let cache = f.cache_file();
+    let mut bytes = std::fs::read(&cache).expect("cache");
+    // Header: magic (8), version (4), min_reader_version (4), tokenizer_version (4).
+    bytes[16..20].copy_from_slice(&99u32.to_le_bytes());
+    std::fs::write(&cache, &bytes).expect("write");
+    let text = context(&prompt(&f, "new", TARGETED), "UserPromptSubmit");
+    assert!(text.contains("kb:db/pool-exhaustion.md"), "{text}");
+    let out = f.command().arg("status").output().expect("status");
+    let status = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        status.contains("built by a newer helix (tokenizer 99"),
+        "{status}"
+    );
+    let out = f
+        .command()
+        .args(["status", "--json"])
+        .output()
+        .expect("status");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["projects"][0]["tokenizer_version"], 99);
+}

@@ -390,9 +390,15 @@ impl Dev {
 
     /// `helix hook EVENT` with `input` (plus `session_id`, `cwd`) on stdin. The hook must
     /// exit 0 and print nothing or one JSON object; returns that object (`Null` for nothing).
+    /// Each call is its own session unless `input` names one: within a session the hooks
+    /// do not show an entry twice, and these tests look at each call on its own.
     #[track_caller]
     pub fn hook(&self, event: &str, mut input: Value) -> Value {
-        input["session_id"] = json!(format!("{}-session", self.name));
+        static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        if input.get("session_id").is_none() {
+            let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            input["session_id"] = json!(format!("{}-session-{n}", self.name));
+        }
         input["transcript_path"] = json!(self.home.join("transcript.jsonl"));
         input["cwd"] = json!(self.root);
         let mut child = self
