@@ -180,15 +180,21 @@ pub fn record_compaction(session: &str) {
 }
 
 fn append_seen(session: &str, text: &str) {
-    let path = seen_file(session);
+    append_seen_at(&seen_file(session), text);
+}
+
+/// Where a cut-back `.seen` file starts again: the newest this many lines (about 33 KiB).
+const KEEP_SEEN_LINES: usize = 1000;
+
+fn append_seen_at(path: &Path, text: &str) {
     let open = || {
         std::fs::OpenOptions::new()
             .create(true)
             .append(true)
-            .open(&path)
+            .open(path)
     };
     let file = open().or_else(|_| {
-        std::fs::create_dir_all(dir())?;
+        std::fs::create_dir_all(path.parent().unwrap_or(Path::new(".")))?;
         open()
     });
     let Ok(mut file) = file else { return };
@@ -196,14 +202,16 @@ fn append_seen(session: &str, text: &str) {
         return;
     }
     if file.metadata().is_ok_and(|m| m.len() > MAX_SEEN_BYTES) {
-        // Keep what still counts (since the last compaction), newest half at most.
-        let seen = Seen::load(session);
-        let keep = &seen.pairs[seen.pairs.len().saturating_sub(1000)..];
+        // Keep what still counts (since the last compaction), the newest lines of it.
+        let seen = std::fs::read_to_string(path)
+            .map(|t| Seen::parse(&t))
+            .unwrap_or_default();
+        let keep = &seen.pairs[seen.pairs.len().saturating_sub(KEEP_SEEN_LINES)..];
         let mut out = String::with_capacity(keep.len() * 34);
         for (s, e) in keep {
             out.push_str(&format!("{s:016x} {e:016x}\n"));
         }
-        let _ = crate::sys::write_atomic_nosync(&path, out.as_bytes());
+        let _ = crate::sys::write_atomic_nosync(path, out.as_bytes());
     }
 }
 
@@ -249,5 +257,21 @@ mod tests {
         assert!(!seen.contains(key("src/b.rs"), e2));
         assert_eq!(seen.len(), 1);
         assert!(Seen::parse("").is_empty());
+    }
+
+    /// However long a session runs, its `.seen` file stays under about 64 KiB and still
+    /// holds the entries shown last.
+    #[test]
+    fn the_seen_file_stays_small() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.seen");
+        for i in 0..10_000u64 {
+            append_seen_at(&path, &format!("{:016x} {:016x}\n", ANY_SCOPE, i + 1));
+        }
+        let size = std::fs::metadata(&path).unwrap().len();
+        assert!(size <= MAX_SEEN_BYTES + 34, "{size}");
+        let seen = Seen::parse(&std::fs::read_to_string(&path).unwrap());
+        assert!(seen.contains(ANY_SCOPE, 10_000) && seen.contains(ANY_SCOPE, 9_500));
+        assert!(!seen.contains(ANY_SCOPE, 1));
     }
 }
