@@ -22,7 +22,9 @@ References, all over title + "\\n" + body:
   (e) bm25s lucene with English stop words and the Snowball stemmer (only when PyStemmer is
       installed): what stemming is worth on this collection.
 
-Usage: python3 benches/cisi.py [--helix BIN] [--k 1000] [--json] [--collection DIR]
+With --baseline BIN, a second helix binary (the last release) is measured in the same run.
+
+Usage: python3 benches/cisi.py [--helix BIN] [--baseline BIN] [--k 1000] [--json] [--collection DIR]
 Needs: pip install bm25s numpy (and PyStemmer for row e).
 """
 import argparse
@@ -209,6 +211,7 @@ def bm25s_run(docs, queries, judged, k, doc_tok, query_tok, stemmer=None):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--helix", default=os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "release", "helix"))
+    ap.add_argument("--baseline", help="a second helix binary measured in the same run (the last release)")
     ap.add_argument("--collection", default=DEFAULT_COLLECTION)
     ap.add_argument("--k", type=int, default=1000, help="results per query (default 1000)")
     ap.add_argument("--json", action="store_true")
@@ -226,6 +229,9 @@ def main():
         print(f"note: {len(docs)} documents, {len(judged)} judged queries (CISI has 1,460 and 76)", file=sys.stderr)
     hrun, built, capped = helix_run(os.path.abspath(a.helix), docs, queries, judged, a.k, a.keep)
     rows = [("helix search (AND-then-OR, its tokenizer)", evaluate(hrun, rel, judged))]
+    if a.baseline:
+        brun, _, _ = helix_run(os.path.abspath(a.baseline), docs, queries, judged, a.k, a.keep)
+        rows.append(("helix search, baseline binary", evaluate(brun, rel, judged)))
     refs = [
         ("bm25s lucene, \\w+ tokens (a)", bm25s_run(docs, queries, judged, a.k, simple_tokens, simple_tokens)),
         ("bm25s lucene, helix-like tokens (b)", bm25s_run(docs, queries, judged, a.k, helix_like_tokens, helix_like_tokens)),
@@ -260,7 +266,11 @@ def main():
         print(f"| {name} | {m['MAP']:.4f} | {m['nDCG@10']:.4f} | {m['P@10']:.4f} | {m['R@100']:.4f} |")
     h = rows[0][1]
     print()
-    for name, m in rows[1:3]:
+    refs_from = 2 if a.baseline else 1
+    if a.baseline:
+        b = rows[1][1]
+        print(f"helix / baseline: MAP {h['MAP'] / b['MAP']:.3f}x, nDCG@10 {h['nDCG@10'] / b['nDCG@10']:.3f}x")
+    for name, m in rows[refs_from:refs_from + 2]:
         print(f"helix / {name}: MAP {h['MAP'] / m['MAP']:.3f}x, nDCG@10 {h['nDCG@10'] / m['nDCG@10']:.3f}x "
               f"(target: not below 1.0x, aim 1.05x nDCG@10)")
 

@@ -44,6 +44,9 @@ EVENTS = {  # kind -> (helix hook name, Claude Code event)
     "error": ("error", "PostToolUseFailure"),
 }
 TARGETS = {"everyday_inject": 0.10, "targeted_hit3": 0.90}
+# `tune`: the cases the ranking and the gate were developed against; `heldout`: cases
+# written before any tuning and never looked at while tuning (the honest figure).
+SPLITS = ("tune", "heldout")
 
 
 def die(msg):
@@ -80,6 +83,9 @@ def load_cases(path, known):
             seen.add(c.get("id"))
             if c.get("kind") not in KINDS or c.get("class") not in ("targeted", "everyday"):
                 die(f"{where}: kind must be one of {KINDS}, class targeted|everyday")
+            c.setdefault("split", "tune")
+            if c["split"] not in SPLITS:
+                die(f"{where}: split must be one of {SPLITS}")
             if not isinstance(c.get("input"), str) or not c["input"]:
                 die(f"{where}: input must be a non-empty string")
             exp = c.get("expected")
@@ -299,7 +305,7 @@ def run_cases(world, cases):
         ctx, ids = parse_output(c["kind"], stdout)
         exp = [norm(e) for e in c["expected"]]
         results.append({
-            "id": c["id"], "kind": c["kind"], "class": c["class"],
+            "id": c["id"], "kind": c["kind"], "class": c["class"], "split": c["split"],
             "chars": len(ctx), "ids": ids,
             "rank": next((k + 1 for k, i in enumerate(ids) if i in exp), None) if exp else None,
             "exit": rc, "timed_out": timed_out,
@@ -311,7 +317,9 @@ def mean(xs):
     return sum(xs) / len(xs) if xs else None
 
 
-def metrics(results):
+def metrics(results, split=None):
+    if split:
+        results = [r for r in results if r["split"] == split]
     m = {}
     for kind in KINDS + ("all",):
         rs = [r for r in results if kind == "all" or r["kind"] == kind]
@@ -350,6 +358,12 @@ def fmt(v, kind):
     if v is None:
         return "–"
     return {"pct": f"{100 * v:.1f}%", "num": f"{v:.0f}", "num1": f"{v:.2f}"}[kind]
+
+
+def case_counts(cases):
+    return {k: (sum(1 for c in cases if (k == "all" or c["kind"] == k) and c["class"] == "targeted"),
+                sum(1 for c in cases if (k == "all" or c["kind"] == k) and c["class"] == "everyday"))
+            for k in KINDS + ("all",)}
 
 
 def print_table(cols, counts):
@@ -396,12 +410,15 @@ def main():
     ap.add_argument("--json", action="store_true", help="print machine-readable results instead of the table")
     ap.add_argument("--verbose", action="store_true", help="list misses and false injections with what was injected")
     ap.add_argument("--keep", action="store_true", help="keep the temp directories (for debugging)")
+    ap.add_argument("--split", choices=SPLITS, help="run only the cases of this split")
     a = ap.parse_args()
 
     corpus = os.path.abspath(a.corpus)
     if not os.path.isdir(corpus):
         die(f"corpus not found: {corpus} (use --corpus)")
     cases = load_cases(a.cases, corpus_ids(corpus))
+    if a.split:
+        cases = [c for c in cases if c["split"] == a.split]
     runs = [("baseline", a.baseline)] if a.baseline else []
     runs.append(("helix", a.helix))
 
@@ -411,13 +428,13 @@ def main():
         try:
             res = run_cases(w, cases)
             out.append({"label": label, "binary": w.src, "version": w.version, "cache": w.cache_how,
-                        "metrics": metrics(res), "results": res})
+                        "metrics": metrics(res),
+                        "split_metrics": {s: metrics(res, s) for s in SPLITS},
+                        "results": res})
         finally:
             w.close()
 
-    counts = {k: (sum(1 for c in cases if (k == "all" or c["kind"] == k) and c["class"] == "targeted"),
-                  sum(1 for c in cases if (k == "all" or c["kind"] == k) and c["class"] == "everyday"))
-              for k in KINDS + ("all",)}
+    counts = case_counts(cases)
     if a.json:
         json.dump({"corpus": corpus, "cases": os.path.abspath(a.cases), "targets": TARGETS, "runs": out},
                   sys.stdout, indent=1)
@@ -429,8 +446,17 @@ def main():
         bad = o["metrics"]["all"]
         if bad["nonzero_exit"] or bad["timeouts"]:
             print(f"  WARNING: {bad['nonzero_exit']} hook runs exited non-zero, {bad['timeouts']} timed out")
+    splits = [s for s in SPLITS if any(c["split"] == s for c in cases)]
+    if len(splits) > 1:
+        print("\n## all cases")
     print()
     print_table([(f"{o['label']}", o["metrics"]) for o in out], counts)
+    if len(splits) > 1:
+        for sp in splits:
+            print(f"\n## split `{sp}` only")
+            print()
+            print_table([(f"{o['label']}", o["split_metrics"][sp]) for o in out],
+                        case_counts([c for c in cases if c["split"] == sp]))
     print("\nhit@k: an expected note among the first k entries injected (in the order they appear);"
           " chars: length of additionalContext, 0 when nothing is injected.")
     if a.verbose:

@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # Hook latency bench: spawns the real release `helix hook prompt` and `helix hook ambient`
 # hundreds of times next to a minimal Rust program (read stdin, open a file, print a line:
-# the fork+exec floor), interleaved in one run, at 1k, 10k and 100k entries of the til
-# corpus (replicated under new paths). Prints p50/p99 per case and the ratio to the floor.
-#
-# Every call gets a new `prompt_id`/`tool_use_id` (stdin is piped, `{n}` in it replaced by a
-# counter), as in a session: a repeated identical input would be a duplicate, which helix
-# answers with nothing. `prompt-dup` sends one input over and over: that silent path.
+# the fork+exec floor), interleaved in one run, at 1k, 10k and 100k entries: the til
+# corpus once (cut to size at 1k), then generated filler notes, each in a topic of the
+# corpus (as often as the topic holds words) with words drawn at that topic's frequencies:
+# posting lists grow as in a real knowledge base (a common git word in the git notes, not
+# in every note), and the real notes stay unique (copies of a note would tie with it, and
+# the relevance gate would rightly say nothing). Every run is a fresh Claude Code
+# session, so the hooks inject (and record what they injected) each time. Prints p50/p99
+# per case and the ratio to the floor.
 #
 # Usage: client/benches/hooks.sh            (ITER=400 SIZES="1000 10000 100000" by default)
 #        ITER=200 SIZES="10000" client/benches/hooks.sh
 #        SKIP_BUILD=1 HELIX=/path/to/helix client/benches/hooks.sh   (bench a given binary)
-#        HELIX_BASE=/path/to/old/helix client/benches/hooks.sh  (also bench a baseline binary,
-#                                        interleaved in the same run: `prompt@base`, …)
+#        BASELINE=/path/to/old/helix ...   (also time that binary, on its own cache, same run)
+#
+# `prompt-dup` sends one input over and over in one session: helix answers a duplicate call
+# (same event, same input, within seconds) with nothing, and this times that silent path.
 set -euo pipefail
 
 ITER=${ITER:-400}
@@ -30,12 +34,7 @@ if [ -z "${SKIP_BUILD:-}" ]; then
 fi
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/helix-hook-bench.XXXXXX")
-# Duplicate-call claims go to a runtime directory in memory, as on a desktop session
-# (XDG_RUNTIME_DIR); a private one here, removed afterwards.
-RUN=$WORK/run
-[ -d /dev/shm ] && RUN=$(mktemp -d /dev/shm/helix-hook-bench-run.XXXXXX)
-export XDG_RUNTIME_DIR=$RUN
-trap 'rm -rf "$WORK" "$RUN"' EXIT
+trap 'rm -rf "$WORK"' EXIT
 
 # The floor: what any hook binary must do at least.
 cat > "$WORK/floor.rs" <<'RS'
@@ -65,10 +64,11 @@ extern "C" fn main(_argc: i32, _argv: *const *const u8) -> i32 {
 }
 RS
 
-# The driver: spawns each case in turn (interleaved), stdin piped from a file with `{n}`
-# replaced by the call's number, stdout read to EOF.
+# The driver: spawns each case in turn (interleaved), stdin from a file, stdout read to EOF.
+# `@RUN@` in a stdin file becomes the run's number (a fresh session id per run); the file
+# is written before the clock starts.
 cat > "$WORK/driver.rs" <<'RS'
-use std::io::{Read, Write};
+use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 fn main() {
@@ -76,19 +76,26 @@ fn main() {
     let iters: usize = a[1].parse().expect("iterations");
     let warmup: usize = a[2].parse().expect("warmup");
     let spec = std::fs::read_to_string(&a[3]).expect("spec file");
-    // name \t stdin file \t program \t args...
+    // name \t stdin file \t env (K=V,K=V or -) \t program \t args...
     let cases: Vec<Vec<&str>> = spec.lines().filter(|l| !l.is_empty()).map(|l| l.split('\t').collect()).collect();
+    let templates: Vec<String> = cases.iter().map(|c| std::fs::read_to_string(c[1]).expect("stdin file")).collect();
     let mut times: Vec<Vec<u64>> = vec![Vec::with_capacity(iters); cases.len()];
     let mut out_len = vec![0usize; cases.len()];
     for i in 0..warmup + iters {
         for (ci, c) in cases.iter().enumerate() {
-            let input = std::fs::read_to_string(c[1]).expect("stdin file").replace("{n}", &i.to_string());
+            let path = format!("{}.run", c[1]);
+            std::fs::write(&path, templates[ci].replace("@RUN@", &i.to_string())).expect("stdin");
+            let stdin = std::fs::File::open(&path).expect("stdin file");
+            let mut cmd = Command::new(c[3]);
+            if c[2] != "-" {
+                for kv in c[2].split(',') {
+                    let (k, v) = kv.split_once('=').expect("K=V");
+                    cmd.env(k, v);
+                }
+            }
             let t = Instant::now();
-            let mut child = Command::new(c[2]).args(&c[3..]).stdin(Stdio::piped())
+            let mut child = cmd.args(&c[4..]).stdin(stdin)
                 .stdout(Stdio::piped()).stderr(Stdio::null()).spawn().expect("spawn");
-            let mut stdin = child.stdin.take().expect("stdin");
-            let _ = stdin.write_all(input.as_bytes());
-            drop(stdin);
             let mut out = Vec::new();
             child.stdout.take().expect("stdout").read_to_end(&mut out).expect("read");
             let st = child.wait().expect("wait");
@@ -110,28 +117,51 @@ rustc -O -o "$WORK/floor" "$WORK/floor.rs"
 rustc -O -o "$WORK/floor-lean" "$WORK/floor-lean.rs"
 rustc -O -o "$WORK/driver" "$WORK/driver.rs"
 
-# A knowledge directory of exactly $1 entries: whole copies of the corpus's topic folders
-# under renamed paths (<topic>/c<k>/<slug>.md), then trimmed.
+# A knowledge directory of exactly $1 entries: the corpus's notes (cut to $1 if it has
+# more), then filler notes generated from its commonest words (see the header).
 make_corpus() {
-    local n=$1 dir=$2 per copies k t
-    per=$(find "$CORPUS" -mindepth 2 -name '*.md' | wc -l)
-    copies=$(( (n + per - 1) / per ))
-    mkdir -p "$dir"
-    for ((k = 0; k < copies; k++)); do
-        for t in "$CORPUS"/*/; do
-            t=$(basename "$t")
-            mkdir -p "$dir/$t/c$k"
-            cp "$CORPUS/$t"/*.md "$dir/$t/c$k/" 2>/dev/null || true
-        done
-    done
-    find "$dir" -name '*.md' | sort | tail -n +$((n + 1)) | xargs -r rm -f
+    python3 - "$CORPUS" "$1" "$2" <<'PY'
+import collections, os, random, re, sys
+corpus, n, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+notes = sorted((t, f) for t in os.listdir(corpus) if os.path.isdir(os.path.join(corpus, t))
+               for f in os.listdir(os.path.join(corpus, t)) if f.endswith(".md"))
+topic_words = collections.defaultdict(collections.Counter)
+for t, f in notes[:n - 1]:
+    src = os.path.join(corpus, t, f)
+    text = open(src, encoding="utf-8").read()
+    topic_words[t].update(w.lower() for w in re.findall(r"[A-Za-z][A-Za-z'-]+", text))
+    os.makedirs(os.path.join(out, t), exist_ok=True)
+    with open(os.path.join(out, t, f), "w", encoding="utf-8") as g:
+        g.write(text)
+# One note about a source file, for the ambient case (layer "about this file", and the
+# impact warning for a symbol it names).
+os.makedirs(os.path.join(out, "bench"), exist_ok=True)
+with open(os.path.join(out, "bench", "ledger-rounding.md"), "w", encoding="utf-8") as g:
+    g.write("---\ntitle: Ledger totals round half to even\nsources: [db/ledger.rs]\n---\n\n"
+            "`round_half_even_cents` keeps monthly totals equal to the bank's; do not replace "
+            "it with a plain round.\n")
+topics = sorted(topic_words)
+sizes = [sum(topic_words[t].values()) for t in topics]
+pools = {t: (list(topic_words[t]), list(topic_words[t].values())) for t in topics}
+rng = random.Random(13)
+for i in range(max(0, n - min(n - 1, len(notes)) - 1)):
+    # Topics as often as they hold words; words as often as the topic uses them.
+    t = rng.choices(topics, sizes)[0]
+    vocab, weights = pools[t]
+    d = os.path.join(out, t, "filler")
+    os.makedirs(d, exist_ok=True)
+    title = " ".join(rng.choices(vocab, weights, k=5)).capitalize()
+    body = " ".join(rng.choices(vocab, weights, k=rng.randint(40, 220)))
+    with open(os.path.join(d, f"f{i:06d}.md"), "w", encoding="utf-8") as g:
+        g.write(f"# {title}\n\n{body}\n")
+PY
 }
 
 printf '| entries | case | p50 µs | p99 µs | p50 / floor | p99 / floor | output bytes |\n'
 printf '|---:|---|---:|---:|---:|---:|---:|\n'
 for n in $SIZES; do
     repo=$WORK/repo-$n
-    mkdir -p "$repo/src/git"
+    mkdir -p "$repo/db"
     make_corpus "$n" "$repo/knowledge"
     printf 'local = "knowledge"\nproject = "bench"\n' > "$repo/.helix.toml"
     export HOME=$WORK/home-$n XDG_CACHE_HOME=$WORK/home-$n/cache XDG_DATA_HOME=$WORK/home-$n/data \
@@ -141,25 +171,35 @@ for n in $SIZES; do
         || { cat "$WORK/build-$n.log" >&2; exit 1; }
     built=$(grep -o 'wrote .*' "$WORK/build-$n.log" | head -1)
     echo "size $n: $built" >&2
+    base_env=-
+    if [ -n "${BASELINE:-}" ]; then
+        base_cache=$WORK/home-$n/base-cache
+        XDG_CACHE_HOME=$base_cache "$BASELINE" build "$repo/knowledge" --no-git --project bench \
+            -o "$base_cache/helix/local/bench/index.hix" 2> /dev/null
+        base_env="XDG_CACHE_HOME=$base_cache"
+    fi
 
-    printf '{"session_id":"bench","cwd":"%s","prompt_id":"p{n}","hook_event_name":"UserPromptSubmit","prompt":"how do I rebase my git branch onto main without losing local commits?"}' \
+    printf '{"session_id":"bench-@RUN@","cwd":"%s","hook_event_name":"UserPromptSubmit","prompt":"how do I rebase my git branch onto another base without losing local commits?"}' \
         "$repo" > "$WORK/prompt-$n.json"
-    printf '{"session_id":"bench","cwd":"%s","prompt_id":"p0","hook_event_name":"UserPromptSubmit","prompt":"how do I rebase my git branch onto main without losing local commits?"}' \
+    # One input over and over in one session: from the second call on a duplicate, which
+    # helix answers with nothing (the duplicate-call claim, hook/once.rs).
+    printf '{"session_id":"bench-dup","cwd":"%s","hook_event_name":"UserPromptSubmit","prompt":"how do I rebase my git branch onto another base without losing local commits?"}' \
         "$repo" > "$WORK/prompt-dup-$n.json"
-    printf '{"session_id":"bench","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Edit","tool_use_id":"t{n}","tool_input":{"file_path":"%s/src/git/rebase.rs","old_string":"let base = merge_base(&head, &onto)?;","new_string":"let base = onto.clone();"}}' \
+    # An edit of a file an entry lists as a source, removing a symbol it names: the
+    # sources lookup, the symbol and file-name searches and the coupled topics.
+    printf '{"session_id":"bench-@RUN@","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Edit","tool_input":{"file_path":"%s/db/ledger.rs","old_string":"let t = round_half_even_cents(total);","new_string":"let t = total.round();"}}' \
         "$repo" "$repo" > "$WORK/ambient-$n.json"
     {
-        printf 'floor\t%s\t%s\t%s\n' "$WORK/prompt-$n.json" "$WORK/floor" "$index"
-        printf 'floor-lean\t%s\t%s\t%s\n' "$WORK/prompt-$n.json" "$WORK/floor-lean" "$index"
+        printf 'floor\t%s\t-\t%s\t%s\n' "$WORK/prompt-$n.json" "$WORK/floor" "$index"
+        printf 'floor-lean\t%s\t-\t%s\t%s\n' "$WORK/prompt-$n.json" "$WORK/floor-lean" "$index"
         # An unknown event: start-up, stdin read and exit only (no config, no index).
-        printf 'startup\t%s\t%s\thook\tnoop\n' "$WORK/prompt-$n.json" "$HELIX"
-        printf 'prompt\t%s\t%s\thook\tprompt\n' "$WORK/prompt-$n.json" "$HELIX"
-        printf 'ambient\t%s\t%s\thook\tambient\n' "$WORK/ambient-$n.json" "$HELIX"
-        printf 'prompt-dup\t%s\t%s\thook\tprompt\n' "$WORK/prompt-dup-$n.json" "$HELIX"
-        if [ -n "${HELIX_BASE:-}" ]; then
-            printf 'startup@base\t%s\t%s\thook\tnoop\n' "$WORK/prompt-$n.json" "$HELIX_BASE"
-            printf 'prompt@base\t%s\t%s\thook\tprompt\n' "$WORK/prompt-$n.json" "$HELIX_BASE"
-            printf 'ambient@base\t%s\t%s\thook\tambient\n' "$WORK/ambient-$n.json" "$HELIX_BASE"
+        printf 'startup\t%s\t-\t%s\thook\tnoop\n' "$WORK/prompt-$n.json" "$HELIX"
+        printf 'prompt\t%s\t-\t%s\thook\tprompt\n' "$WORK/prompt-$n.json" "$HELIX"
+        printf 'ambient\t%s\t-\t%s\thook\tambient\n' "$WORK/ambient-$n.json" "$HELIX"
+        printf 'prompt-dup\t%s\t-\t%s\thook\tprompt\n' "$WORK/prompt-dup-$n.json" "$HELIX"
+        if [ -n "${BASELINE:-}" ]; then
+            printf 'baseline-prompt\t%s\t%s\t%s\thook\tprompt\n' "$WORK/prompt-$n.json" "$base_env" "$BASELINE"
+            printf 'baseline-ambient\t%s\t%s\t%s\thook\tambient\n' "$WORK/ambient-$n.json" "$base_env" "$BASELINE"
         fi
     } > "$WORK/spec-$n.tsv"
     (cd "$repo" && "$WORK/driver" "$ITER" "$WARMUP" "$WORK/spec-$n.tsv") > "$WORK/result-$n.tsv"

@@ -35,6 +35,8 @@ pub enum Command {
     Topics(commands::topics::Args),
     /// Server, projects, cache age, pending entries, last sync.
     Status(commands::status::Args),
+    /// What the hooks injected, when and why.
+    Log(commands::log::Args),
     /// Write a .helix.toml for this code repository.
     Init(commands::init::Args),
     /// Download changed artifacts and push pending entries.
@@ -75,6 +77,7 @@ pub fn run(cli: Cli, net: impl FnOnce(NetCommand) -> anyhow::Result<ExitCode>) -
         Command::Brief(a) => commands::brief::run(a),
         Command::Topics(a) => commands::topics::run(a),
         Command::Status(a) => commands::status::run(a),
+        Command::Log(a) => commands::log::run(a),
         Command::Init(a) => commands::init::run(a),
         Command::Sync(a) => net(NetCommand::Sync(a)),
         Command::Store(a) => commands::store::run(a),

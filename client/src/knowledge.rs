@@ -2,7 +2,7 @@
 //! overlays, memory-mapped and queried together. No network, no locks, no index building.
 
 use crate::config::ProjectConfig;
-use helix_index_format::{EntryRef, Hit, Index, SearchOptions, TopicCount};
+use helix_index_format::{EntryRef, Hit, Index, Query, SearchOptions, Stats, TopicCount};
 use memmap2::Mmap;
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -26,6 +26,35 @@ pub struct Source {
 pub struct ProjectHit<'a> {
     pub project: &'a str,
     pub hit: Hit<'a>,
+    /// True when the hit comes from a pending overlay.
+    pub pending: bool,
+    /// Which of the searches' queries (one per tokenizer version) `hit.matched` refers to.
+    query: usize,
+}
+
+/// Hits of a search over several artifacts, with the queries and the shared statistics
+/// that scored them (what the relevance gate and `--explain` read).
+#[derive(Debug, Clone)]
+pub struct Found<'a> {
+    pub hits: Vec<ProjectHit<'a>>,
+    /// One query per tokenizer version among the searched artifacts.
+    queries: Vec<Query>,
+    pub stats: Stats,
+}
+
+impl<'a> Found<'a> {
+    /// The query (tokenized for its artifact) that `h` was scored for.
+    pub fn query_of(&self, h: &ProjectHit<'_>) -> &Query {
+        &self.queries[h.query]
+    }
+
+    /// The query of the current tokenizer (or the only one).
+    pub fn query(&self) -> Option<&Query> {
+        self.queries
+            .iter()
+            .find(|q| q.tokenizer_version() == helix_index_format::TOKENIZER_VERSION)
+            .or(self.queries.first())
+    }
 }
 
 /// Everything the client can read locally for one `.helix.toml`.
@@ -206,22 +235,95 @@ impl Knowledge {
 
     /// Searches every source; merged best first, at most `opts.limit`, each id once.
     pub fn search(&self, query: &str, opts: &SearchOptions) -> Vec<ProjectHit<'_>> {
+        self.find(query, opts, None).hits
+    }
+
+    /// Searches every source (or only `project`'s) as if they were one artifact: document
+    /// frequencies, entry and token counts are summed over them, so an entry scores the
+    /// same whichever project or overlay holds it, and raw scores merge. Entries with every
+    /// required term rank first (AND-then-OR), then score, then id. (An overlay's copy of an
+    /// id shadows the synced one; both count in the statistics, a negligible skew.)
+    pub fn find(&self, text: &str, opts: &SearchOptions, project: Option<&str>) -> Found<'_> {
+        self.find_with(text, opts, project, |_, _| {})
+    }
+
+    /// [`Knowledge::find`], letting `shape` change each query (one per tokenizer version)
+    /// once the statistics are known: drop terms too common to be worth their cost, keep
+    /// only an identifier's whole token.
+    pub fn find_with(
+        &self,
+        text: &str,
+        opts: &SearchOptions,
+        project: Option<&str>,
+        shape: impl Fn(&mut Query, &Stats),
+    ) -> Found<'_> {
+        let sources: Vec<&Source> = self
+            .sources
+            .iter()
+            .filter(|s| project.is_none_or(|p| s.project == p))
+            .collect();
+        let mut queries: Vec<Query> = Vec::new();
+        let mut query_of = Vec::with_capacity(sources.len());
+        let mut stats = Stats::default();
+        for src in &sources {
+            let version = src.index.tokenizer_version();
+            let at = match queries
+                .iter()
+                .position(|q| q.tokenizer_version() == version)
+            {
+                Some(at) => at,
+                None => {
+                    queries.push(Query::new(text, version));
+                    queries.len() - 1
+                }
+            };
+            // A source that cannot say its statistics is left out of the search too.
+            let ok = stats.add(&src.index, &queries[at]).is_ok();
+            query_of.push(ok.then_some(at));
+        }
+        for q in &mut queries {
+            shape(q, &stats);
+        }
         let mut all: Vec<ProjectHit<'_>> = Vec::new();
-        for src in &self.sources {
-            let Ok(hits) = src.index.search(query, opts) else {
+        for (src, at) in sources.iter().zip(query_of) {
+            let Some(at) = at else { continue };
+            // Ask for enough that shadowed ids still leave `limit` (overlays are small).
+            let shadowing: usize = if src.overlay {
+                0
+            } else {
+                self.sources
+                    .iter()
+                    .filter(|o| o.overlay && o.project == src.project)
+                    .map(|o| o.index.len() as usize)
+                    .sum()
+            };
+            let opts = SearchOptions {
+                limit: opts.limit.saturating_add(shadowing),
+                ..opts.clone()
+            };
+            let Ok(hits) = src.index.search_with(&queries[at], &stats, &opts) else {
                 continue;
             };
             for hit in hits {
-                if self.shadowed(src, hit.entry.id) {
+                if shadowing > 0 && self.shadowed(src, hit.entry.id) {
                     continue;
                 }
                 all.push(ProjectHit {
                     project: &src.project,
                     hit,
+                    pending: src.overlay,
+                    query: at,
                 });
             }
         }
-        all.sort_by(|a, b| b.hit.score.total_cmp(&a.hit.score));
+        all.sort_by(|a, b| {
+            b.hit
+                .full
+                .cmp(&a.hit.full)
+                .then(b.hit.score.total_cmp(&a.hit.score))
+                .then(a.hit.entry.id.cmp(b.hit.entry.id))
+                .then(a.project.cmp(b.project))
+        });
         let mut seen = HashSet::new();
         all.retain(|h| seen.insert((h.project, h.hit.entry.id)));
         if let Some(cap) = opts.per_topic_cap {
@@ -233,7 +335,11 @@ impl Knowledge {
             });
         }
         all.truncate(opts.limit);
-        all
+        Found {
+            hits: all,
+            queries,
+            stats,
+        }
     }
 
     /// One entry by id: `project:id` or a bare id (first match; overlay before cache).
@@ -352,5 +458,188 @@ impl Knowledge {
     /// Total entries over all sources.
     pub fn entry_count(&self) -> u64 {
         self.sources.iter().map(|s| u64::from(s.index.len())).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use helix_index_format::{BuildInfo, Entry, Mode};
+
+    /// Entries with Zipf-distributed words (as in real text), so document frequencies and
+    /// lengths differ a lot between the artifacts they are split over.
+    fn entries(n: usize, seed: u64) -> Vec<Entry> {
+        let mut state = seed;
+        let mut rand = move |m: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % m as u64) as usize
+        };
+        let vocab: Vec<String> = (0..200).map(|i| format!("w{i}")).collect();
+        let cumulative: Vec<f64> = (0..vocab.len())
+            .scan(0.0, |acc, i| {
+                *acc += 1.0 / (i as f64 + 1.0);
+                Some(*acc)
+            })
+            .collect();
+        let total = *cumulative.last().unwrap();
+        (0..n)
+            .map(|i| {
+                let mut word = || {
+                    let x = rand(1_000_000) as f64 / 1_000_000.0 * total;
+                    vocab[cumulative.partition_point(|&c| c < x).min(vocab.len() - 1)].clone()
+                };
+                let title: Vec<String> = (0..3).map(|_| word()).collect();
+                let body: Vec<String> = (0..5 + i % 70).map(|_| word()).collect();
+                Entry {
+                    id: format!("t{}/e{seed}-{i:04}.md", i % 5),
+                    topic: format!("t{}", i % 5),
+                    title: title.join(" "),
+                    body: body.join(" "),
+                    date: (i % 3 != 0).then_some(1_700_000_000 - (i as i64 * 7919 % 900) * 86_400),
+                    ..Entry::default()
+                }
+            })
+            .collect()
+    }
+
+    fn write(dir: &Path, name: &str, entries: &[Entry]) -> Index<Mmap> {
+        let info = BuildInfo {
+            project: name.into(),
+            build_time: 1_700_000_000,
+            ..BuildInfo::default()
+        };
+        let path = dir.join(format!("{name}.hix"));
+        std::fs::write(&path, helix_index_format::build(entries, &info).unwrap()).unwrap();
+        open_index(&path).unwrap().unwrap()
+    }
+
+    /// Two followed projects and a pending overlay, of very different sizes and document
+    /// lengths, rank exactly as one artifact holding all their entries: the same hits in
+    /// the same order with bit-identical scores, whatever the mode, limit, topic filter or
+    /// recency boost. With raw per-artifact statistics they do not (checked too).
+    #[test]
+    fn shared_statistics_merge_ranks_like_one_artifact() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = entries(1500, 0x2545_f491_4f6c_dd1d);
+        let mut small = entries(60, 0x9e37_79b9_7f4a_7c15);
+        for e in &mut small {
+            // Short notes: the case raw scores get wrong.
+            e.body.truncate(e.body.len().min(12));
+        }
+        let pending = entries(4, 0xdead_beef_cafe_f00d);
+        let mut all = big.clone();
+        all.extend(small.iter().cloned());
+        all.extend(pending.iter().cloned());
+        let one = write(dir.path(), "one", &all);
+        let source = |project: &str, overlay, index| Source {
+            project: project.into(),
+            overlay,
+            index,
+        };
+        let merged = Knowledge {
+            root: dir.path().into(),
+            sources: vec![
+                source("a", false, write(dir.path(), "a", &big)),
+                source("a", true, write(dir.path(), "a-pending", &pending)),
+                source("b", false, write(dir.path(), "b", &small)),
+            ],
+        };
+        let single = Knowledge {
+            root: dir.path().into(),
+            sources: vec![source("one", false, one)],
+        };
+        let key = |h: &ProjectHit<'_>| {
+            (
+                h.hit.entry.id.to_owned(),
+                h.hit.score.to_bits(),
+                h.hit.full,
+                h.hit.matched,
+            )
+        };
+        let mut differs_without = 0;
+        for (qi, q) in [
+            "w3 w40",
+            "w1 w2 w150",
+            "w0",
+            "w77 w120 w7 w9",
+            "w199 nosuch w5",
+            "w12 w12 w30",
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            for mode in [Mode::Or, Mode::AndThenOr] {
+                for (limit, topic, now) in [
+                    (3, None, None),
+                    (10, None, Some(1_700_000_000)),
+                    (50, Some("t2"), Some(1_700_000_000)),
+                    (1000, None, None),
+                ] {
+                    let opts = SearchOptions {
+                        limit,
+                        mode,
+                        topic: topic.map(str::to_owned),
+                        now,
+                        recency_weight: 0.5,
+                        ..SearchOptions::default()
+                    };
+                    let got: Vec<_> = merged.search(q, &opts).iter().map(key).collect();
+                    let want: Vec<_> = single.search(q, &opts).iter().map(key).collect();
+                    assert!(!want.is_empty(), "{q}");
+                    assert_eq!(got, want, "query {qi} {q:?}, {opts:?}");
+                    // Raw per-artifact scores, merged by score alone: what this replaced.
+                    let mut raw: Vec<(String, f32)> = Vec::new();
+                    for s in &merged.sources {
+                        for h in s.index.search(q, &opts).unwrap() {
+                            raw.push((h.entry.id.to_owned(), h.score));
+                        }
+                    }
+                    raw.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+                    raw.truncate(limit);
+                    let raw: Vec<String> = raw.into_iter().map(|(id, _)| id).collect();
+                    let want: Vec<String> = want.into_iter().map(|k| k.0).collect();
+                    differs_without += usize::from(raw != want);
+                }
+            }
+        }
+        assert!(
+            differs_without > 10,
+            "raw scores should rank differently ({differs_without})"
+        );
+    }
+
+    /// A project filter searches that project's artifacts alone (with their statistics).
+    #[test]
+    fn project_filter_keeps_one_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = entries(200, 7);
+        let b = entries(200, 11);
+        let k = Knowledge {
+            root: dir.path().into(),
+            sources: vec![
+                Source {
+                    project: "a".into(),
+                    overlay: false,
+                    index: write(dir.path(), "a", &a),
+                },
+                Source {
+                    project: "b".into(),
+                    overlay: false,
+                    index: write(dir.path(), "b", &b),
+                },
+            ],
+        };
+        let opts = SearchOptions::default();
+        let both = k.find("w1 w4", &opts, None);
+        assert!(
+            both.hits.iter().any(|h| h.project == "a")
+                && both.hits.iter().any(|h| h.project == "b")
+        );
+        let only_b = k.find("w1 w4", &opts, Some("b"));
+        assert!(!only_b.hits.is_empty() && only_b.hits.iter().all(|h| h.project == "b"));
+        assert_eq!(only_b.stats.docs, 200);
+        assert_eq!(both.stats.docs, 400);
     }
 }

@@ -10,6 +10,7 @@ pub mod config;
 pub mod hook;
 pub mod human;
 pub mod install;
+pub mod journal;
 pub mod knowledge;
 pub mod paths;
 pub mod pending;

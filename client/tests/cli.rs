@@ -7,6 +7,8 @@ mod common;
 mod faults;
 #[path = "cli/format.rs"]
 mod format;
+#[path = "cli/gate.rs"]
+mod gate;
 #[path = "cli/hooks.rs"]
 mod hooks;
 #[path = "cli/install.rs"]

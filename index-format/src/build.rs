@@ -12,6 +12,33 @@ use crate::entry::Entry;
 use crate::layout::*;
 use crate::tokenize::{TOKENIZER_VERSION, tokenize_with};
 
+/// Field weights (BM25F-style, Robertson et al. 2004, one length normalisation): a title
+/// word counts this many times in the term frequency of the entry. The title field holds
+/// the title and the front-matter `name` and `description`; tags weigh the same. Part of
+/// [`TOKENIZER_VERSION`] 2: changing a weight changes the artifact's term frequencies.
+pub const TITLE_WEIGHT: u32 = 2;
+/// Weight of a tag word (see [`TITLE_WEIGHT`]); the body weighs 1.
+pub const TAG_WEIGHT: u32 = 2;
+
+/// The front-matter `name` and `description` of an entry, indexed with its title: what a
+/// person calls the entry and says it is about. `name` is skipped when it is the title.
+pub fn title_field_extras(entry: &Entry) -> impl Iterator<Item = &str> {
+    title_extras(&entry.title, |key| entry.extra.get(key)?.as_str())
+}
+
+/// [`title_field_extras`] over any store of extra keys (`get` returns a key's text).
+pub fn title_extras<'a>(
+    title: &str,
+    get: impl Fn(&str) -> Option<&'a str>,
+) -> impl Iterator<Item = &'a str> {
+    let title = title.trim().to_owned();
+    ["name", "description"].into_iter().filter_map(move |key| {
+        let text = get(key)?.trim();
+        let repeats_title = key == "name" && text == title;
+        (!text.is_empty() && !repeats_title).then_some(text)
+    })
+}
+
 /// What the artifact header records besides the entries.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BuildInfo {
@@ -301,7 +328,7 @@ fn invert(docs: &[&Entry], first_doc: u32) -> Result<Inverted, BuildError> {
     for (i, d) in docs.iter().enumerate() {
         let doc = first_doc + i as u32;
         let mut doc_len = 0usize;
-        let mut add_text = |text: &str| {
+        let mut add_text = |text: &str, weight: u32| {
             tokenize_with(text, |tok, _| {
                 let id = match dict.get(tok) {
                     Some(&id) => id,
@@ -317,15 +344,18 @@ fn invert(docs: &[&Entry], first_doc: u32) -> Result<Inverted, BuildError> {
                 if *count == 0 {
                     touched.push(id);
                 }
-                *count += 1;
+                *count += weight;
                 doc_len += 1;
             })
         };
-        add_text(&d.title);
-        for t in &d.tags {
-            add_text(t);
+        add_text(&d.title, TITLE_WEIGHT);
+        for extra in title_field_extras(d) {
+            add_text(extra, TITLE_WEIGHT);
         }
-        add_text(&d.body);
+        for t in &d.tags {
+            add_text(t, TAG_WEIGHT);
+        }
+        add_text(&d.body, 1);
         doc_lens.push(U32::new(u32_of(doc_len, "tokens in one entry")?));
         // Documents are visited in order, so each posting list stays sorted by doc.
         for id in touched.drain(..) {

@@ -10,9 +10,12 @@ pub mod entry;
 pub mod error;
 pub mod layout;
 mod postings;
+pub mod query;
 pub mod read;
+pub mod relevance;
 pub mod search;
 pub mod secrets;
+pub mod snippet;
 pub mod tokenize;
 pub mod validate;
 mod verify;
@@ -25,6 +28,7 @@ pub use entry::{
     glob_matches, is_entry_path, is_glob, parse_entry, render_entry, slugify,
 };
 pub use error::FormatError;
+pub use query::{Query, QueryTerm, Stats};
 pub use read::{DECLARED_LEN_PREFIX, EntryRef, Index, Meta, TopicCount, declared_len};
 pub use search::{Hit, Mode, SearchOptions};
 pub use secrets::{SecretFinding, find_secret, find_secrets};

@@ -93,6 +93,8 @@ pub struct EntryRef<'a> {
     pub sources: Vec<&'a str>,
     /// Other front-matter keys as a JSON object text (`""` when none).
     pub extra_json: &'a str,
+    /// Tokens indexed for the entry (BM25's document length).
+    pub doc_len: u32,
 }
 
 /// A topic and how many entries it holds (or, for `related_topics`, how many match).
@@ -305,6 +307,7 @@ impl<B: AsRef<[u8]>> Index<B> {
             tags: self.list(r.tags)?,
             sources: self.list(r.sources)?,
             extra_json: self.str_at(r.extra, "extra front matter")?,
+            doc_len: r.doc_len.get(),
         })
     }
 
@@ -510,8 +513,15 @@ impl<B: AsRef<[u8]>> Index<B> {
             })
     }
 
-    pub(crate) fn total_tokens(&self) -> u64 {
+    /// Sum of all entries' indexed token counts (BM25's average document length).
+    pub fn total_tokens(&self) -> u64 {
         self.header.total_tokens.get()
+    }
+
+    /// The tokenizer version that produced the terms: queries must be tokenized the same
+    /// way ([`crate::Query::for_index`]).
+    pub fn tokenizer_version(&self) -> u32 {
+        self.header.tokenizer_version.get()
     }
 
     pub(crate) fn bytes_at(&self, r: StrRef, what: &'static str) -> Result<&[u8], FormatError> {

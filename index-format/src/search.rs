@@ -1,13 +1,16 @@
-//! BM25 search over an open artifact: Lucene-style scoring, AND-mode with OR fallback,
-//! topic filter, per-topic cap, recency boost and query-relevant snippets.
+//! BM25 search over an open artifact: Lucene-style scoring with shared collection
+//! statistics ([`Stats`]), AND-mode with OR fallback, topic filter, per-topic cap, recency
+//! boost and query-relevant snippets.
 
 use std::cell::Cell;
 
 use crate::error::FormatError;
 use crate::layout::{EntryRecord, TermRecord};
 use crate::postings::Postings;
+use crate::query::{B, K1};
+pub use crate::query::{MAX_QUERY_TERMS, Query, QueryTerm, Stats};
 use crate::read::{EntryRef, Index};
-use crate::tokenize::{TokenKind, tokenize_with};
+use crate::tokenize::Analyzer;
 
 /// How query terms combine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -59,66 +62,46 @@ impl Default for SearchOptions {
 pub struct Hit<'a> {
     pub entry: EntryRef<'a>,
     pub score: f32,
+    /// The query terms the entry contains: bit `i` for `Query::terms()[i]`.
+    pub matched: u32,
+    /// It contains every required query term (AND mode ranks these first).
+    pub full: bool,
     /// Short plain-text excerpt around the first query match.
     pub snippet: String,
 }
 
-/// Lucene's BM25 defaults.
-const K1: f32 = 1.2;
-const B: f32 = 0.75;
-/// More query terms than this are ignored (the rest of a pasted log adds noise, not recall).
-const MAX_QUERY_TERMS: usize = 32;
-
-struct QueryTerm<'a> {
-    text: String,
-    /// Words and identifier parts are required in AND mode; whole identifiers only add score.
-    required: bool,
-    row: Option<&'a TermRecord>,
-}
-
 impl<B: AsRef<[u8]>> Index<B> {
-    /// BM25 search; hits best first.
+    /// BM25 search of this artifact alone; hits best first.
     pub fn search(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit<'_>>, FormatError> {
-        search(self, query, opts)
+        let query = Query::for_index(query, self);
+        let stats = Stats::of(self, &query)?;
+        self.search_with(&query, &stats, opts)
     }
-}
 
-fn search<'a, B: AsRef<[u8]>>(
-    index: &'a Index<B>,
-    query: &str,
-    opts: &SearchOptions,
-) -> Result<Vec<Hit<'a>>, FormatError> {
-    search_windowed(index, query, opts, WINDOW, true)
+    /// BM25 search with collection statistics `stats` (this artifact's, or summed over
+    /// every artifact searched together): the same entry gets the same score whichever
+    /// artifact holds it. `query` must be tokenized for this artifact
+    /// ([`Query::for_index`]).
+    pub fn search_with(
+        &self,
+        query: &Query,
+        stats: &Stats,
+        opts: &SearchOptions,
+    ) -> Result<Vec<Hit<'_>>, FormatError> {
+        search_windowed(self, query, stats, opts, WINDOW, true)
+    }
 }
 
 fn search_windowed<'a, B: AsRef<[u8]>>(
     index: &'a Index<B>,
-    query: &str,
+    query: &Query,
+    stats: &Stats,
     opts: &SearchOptions,
     window: u32,
     prune: bool,
 ) -> Result<Vec<Hit<'a>>, FormatError> {
-    let n = index.len();
-    if n == 0 || opts.limit == 0 {
+    if index.is_empty() || opts.limit == 0 || stats.docs == 0 {
         return Ok(Vec::new());
-    }
-    let mut terms: Vec<QueryTerm<'a>> = Vec::new();
-    tokenize_with(query, |t, kind| {
-        if terms.len() >= MAX_QUERY_TERMS {
-            return;
-        }
-        let required = kind != TokenKind::Compound;
-        match terms.iter_mut().find(|q| q.text == t) {
-            Some(q) => q.required |= required,
-            None => terms.push(QueryTerm {
-                text: t.to_owned(),
-                required,
-                row: None,
-            }),
-        }
-    });
-    for q in &mut terms {
-        q.row = index.find_term(&q.text)?;
     }
     let topic_filter = match &opts.topic {
         Some(name) => match index.topics()?.iter().position(|t| t.topic == name) {
@@ -128,29 +111,33 @@ fn search_windowed<'a, B: AsRef<[u8]>>(
         None => None,
     };
 
-    let n_required = terms.iter().filter(|q| q.required).count();
-    let mut scored: Vec<ScoredTerm<'a>> = terms
-        .iter()
-        .filter_map(|q| {
-            let row = q.row?;
-            let df = row.doc_freq.get() as f32;
-            // libm's, not the C library's: a hook process then maps no libm.so.
-            let idf = libm::logf(1.0 + (n as f32 - df + 0.5) / (df + 0.5));
-            Some(ScoredTerm {
-                row,
-                weight: idf * (K1 + 1.0),
-                bound: idf.max(0.0) * (K1 + 1.0) * 1.001,
-                counts: q.required,
-            })
-        })
-        .collect();
+    let terms = query.terms();
+    let n = stats.docs as f32;
+    let mut required_mask = 0u32;
+    let mut scored: Vec<ScoredTerm<'a>> = Vec::with_capacity(terms.len());
+    for (i, q) in terms.iter().enumerate() {
+        let bit = 1u32 << i;
+        if q.required {
+            required_mask |= bit;
+        }
+        let Some(row) = index.find_term(&q.text)? else {
+            continue;
+        };
+        let idf = crate::query::idf(n, stats.df(&q.text) as f32);
+        let qtf = q.count as f32;
+        scored.push(ScoredTerm {
+            row,
+            weight: idf * (K1 + 1.0) * qtf,
+            bound: idf.max(0.0) * (K1 + 1.0) * qtf * 1.001,
+            bit,
+        });
+    }
     scored.sort_by(|a, b| b.bound.total_cmp(&a.bound));
     let scorer = Scorer {
         terms: scored,
         index,
-        avgdl: (index.total_tokens() as f32 / n as f32).max(1.0),
-        and_required: (opts.mode == Mode::AndThenOr && n_required > 0)
-            .then(|| n_required.min(255) as u8),
+        avgdl: stats.avgdl(),
+        and_required: (opts.mode == Mode::AndThenOr && required_mask != 0).then_some(required_mask),
         topic: topic_filter,
         window,
         prune,
@@ -174,13 +161,22 @@ fn search_windowed<'a, B: AsRef<[u8]>>(
     };
 
     let snippet_terms: Vec<&str> = terms.iter().map(|q| q.text.as_str()).collect();
+    let analyzer = Analyzer::for_version(index.tokenizer_version());
     let mut out = Vec::with_capacity(hits.len());
-    for (score, doc) in hits {
-        let entry = index.entry(doc)?;
-        let snippet = snippet(entry.body, entry.title, &snippet_terms, opts.snippet_chars);
+    for c in hits {
+        let entry = index.entry(c.doc())?;
+        let snippet = crate::snippet::snippet_with(
+            analyzer,
+            entry.body,
+            entry.title,
+            &snippet_terms,
+            opts.snippet_chars,
+        );
         out.push(Hit {
             entry,
-            score,
+            score: c.score,
+            matched: c.mask,
+            full: c.full(),
             snippet,
         });
     }
@@ -195,13 +191,13 @@ const WINDOW: u32 = 1024;
 
 struct ScoredTerm<'a> {
     row: &'a TermRecord,
-    /// `idf * (K1 + 1)`.
+    /// `idf * (K1 + 1) * query term frequency`.
     weight: f32,
     /// The most one posting can add: BM25's term-frequency part stays below `K1 + 1`
     /// (slack for float rounding).
     bound: f32,
-    /// Counts towards "matches every required term" in AND mode.
-    counts: bool,
+    /// This term's bit in a document's mask of matched query terms.
+    bit: u32,
 }
 
 /// Scores the query's postings and streams the matching documents as candidates.
@@ -209,8 +205,8 @@ struct Scorer<'a, B> {
     terms: Vec<ScoredTerm<'a>>,
     index: &'a Index<B>,
     avgdl: f32,
-    /// AND mode: how many required terms make a full match.
-    and_required: Option<u8>,
+    /// AND mode: the bits of the required terms, which a full match has all of.
+    and_required: Option<u32>,
     topic: Option<u32>,
     window: u32,
     /// MaxScore term pruning (off only to test that it changes nothing).
@@ -244,14 +240,7 @@ impl<B: AsRef<[u8]>> Scorer<'_, B> {
             bound_of_rest[i] = bound_of_rest[i + 1] + t.bound;
         }
         let mut scores = vec![0.0f32; window];
-        let mut matched = vec![
-            0u8;
-            if self.and_required.is_some() {
-                window
-            } else {
-                0
-            }
-        ];
+        let mut masks = vec![0u32; window];
         let mut touched: Vec<u32> = Vec::new();
         let mut complete = true;
         let norm_base = K1 * (1.0 - B);
@@ -272,49 +261,32 @@ impl<B: AsRef<[u8]>> Scorer<'_, B> {
                     .find(|&i| bound_of_rest[i] < floor)
                     .unwrap_or(self.terms.len())
             };
-            let acc = Accumulators {
+            let mut acc = Accumulators {
                 base,
                 end,
                 lens,
                 norm_base,
                 norm_per_token,
+                scores: &mut scores,
+                masks: &mut masks,
             };
             for (ti, ((postings, next), t)) in cursors.iter_mut().zip(&self.terms).enumerate() {
                 *next = if ti >= essential {
-                    let (next, skipped) =
-                        acc.add_to_seen(postings, *next, t.weight, &mut scores)?;
+                    let (next, skipped) = acc.add_to_seen(postings, *next, t)?;
                     if skipped {
                         complete = false;
                     }
-                    Ok(next)
-                } else if t.counts && self.and_required.is_some() {
-                    acc.score::<true>(
-                        postings,
-                        *next,
-                        t.weight,
-                        &mut scores,
-                        &mut matched,
-                        &mut touched,
-                    )
+                    next
                 } else {
-                    acc.score::<false>(
-                        postings,
-                        *next,
-                        t.weight,
-                        &mut scores,
-                        &mut matched,
-                        &mut touched,
-                    )
-                }?;
+                    acc.score(postings, *next, t, &mut touched)?
+                };
             }
             let floor = floor.get();
             for &doc in &touched {
                 let i = (doc - base) as usize;
                 let score = std::mem::take(&mut scores[i]);
-                let full = match self.and_required {
-                    Some(required) => std::mem::take(&mut matched[i]) >= required,
-                    None => false,
-                };
+                let mask = std::mem::take(&mut masks[i]);
+                let full = self.and_required.is_some_and(|r| mask & r == r);
                 if score < floor && self.and_required.is_none() {
                     complete = false;
                     continue;
@@ -327,7 +299,7 @@ impl<B: AsRef<[u8]>> Scorer<'_, B> {
                         continue;
                     }
                 }
-                f(Candidate::new(score, doc, full));
+                f(Candidate::new(score, doc, full, mask));
             }
             touched.clear();
         }
@@ -338,28 +310,30 @@ impl<B: AsRef<[u8]>> Scorer<'_, B> {
     }
 }
 
-/// One window's scoring loops, one per kind of term, each kept small so that its state
-/// stays in registers: they run once per posting.
+/// One window's scoring loops, each kept small so that its state stays in registers: they
+/// run once per posting.
 struct Accumulators<'a> {
     base: u32,
     end: u32,
     lens: &'a [zerocopy::little_endian::U32],
     norm_base: f32,
     norm_per_token: f32,
+    scores: &'a mut [f32],
+    /// Matched query terms per document of the window.
+    masks: &'a mut [u32],
 }
 
 impl Accumulators<'_> {
     /// Adds a term's postings in `base..end` to the window; returns the first posting past it.
     #[inline]
-    fn score<const COUNT: bool>(
-        &self,
+    fn score(
+        &mut self,
         postings: &mut Postings<'_>,
         mut cur: Option<(u32, u32)>,
-        weight: f32,
-        scores: &mut [f32],
-        matched: &mut [u8],
+        term: &ScoredTerm<'_>,
         touched: &mut Vec<u32>,
     ) -> Result<Option<(u32, u32)>, FormatError> {
+        let (weight, bit) = (term.weight, term.bit);
         while let Some((doc, tf)) = cur {
             if doc >= self.end {
                 break;
@@ -371,16 +345,14 @@ impl Accumulators<'_> {
                 .ok_or_else(|| corrupt(doc))?
                 .get() as f32;
             let tf = tf as f32;
-            let slot = &mut scores[i];
+            let slot = &mut self.scores[i];
             // Every contribution is positive (idf > 0, tf >= 1): zero means unseen.
             if *slot == 0.0 {
                 touched.push(doc);
             }
             // BM25: idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)).
             *slot += weight * tf / (tf + self.norm_base + self.norm_per_token * dl);
-            if COUNT {
-                matched[i] = matched[i].saturating_add(1);
-            }
+            self.masks[i] |= bit;
             cur = postings.step();
         }
         Ok(cur)
@@ -390,18 +362,19 @@ impl Accumulators<'_> {
     /// Also returns whether it stepped over any.
     #[inline]
     fn add_to_seen(
-        &self,
+        &mut self,
         postings: &mut Postings<'_>,
         mut cur: Option<(u32, u32)>,
-        weight: f32,
-        scores: &mut [f32],
+        term: &ScoredTerm<'_>,
     ) -> Result<(Option<(u32, u32)>, bool), FormatError> {
+        let (weight, bit) = (term.weight, term.bit);
         let mut skipped = false;
         while let Some((doc, tf)) = cur {
             if doc >= self.end {
                 break;
             }
-            let slot = &mut scores[(doc - self.base) as usize];
+            let i = (doc - self.base) as usize;
+            let slot = &mut self.scores[i];
             if *slot == 0.0 {
                 skipped = true;
                 #[cfg(test)]
@@ -414,6 +387,7 @@ impl Accumulators<'_> {
                     .get() as f32;
                 let tf = tf as f32;
                 *slot += weight * tf / (tf + self.norm_base + self.norm_per_token * dl);
+                self.masks[i] |= bit;
             }
             cur = postings.step();
         }
@@ -434,14 +408,16 @@ fn corrupt(doc: u32) -> FormatError {
 struct Candidate {
     key: u64,
     score: f32,
+    /// The query terms the document contains.
+    mask: u32,
 }
 
 impl Candidate {
-    fn new(score: f32, doc: u32, full: bool) -> Self {
+    fn new(score: f32, doc: u32, full: bool, mask: u32) -> Self {
         // Scores are finite and non-negative, so their bit patterns order like the values.
         let bits = u64::from(score.max(0.0).to_bits());
         let key = (u64::from(full) << 63) | (bits << 31) | u64::from(!doc & 0x7fff_ffff);
-        Candidate { key, score }
+        Candidate { key, score, mask }
     }
 
     fn doc(self) -> u32 {
@@ -483,7 +459,7 @@ impl<'a> Recency<'a> {
         }
         let age_days = now.saturating_sub(date).max(0) as f32 / 86_400.0;
         let factor = 1.0 + self.weight * libm::exp2f(-age_days / self.half_life_days);
-        Ok(Candidate::new(c.score * factor, doc, c.full()))
+        Ok(Candidate::new(c.score * factor, doc, c.full(), c.mask))
     }
 
     /// The best `k` candidates after the boost.
@@ -527,7 +503,7 @@ impl<'a> Recency<'a> {
         // The factor is at most `bound`, and rounding is monotonic, so a candidate whose
         // bound loses to the k-th best cannot win once boosted.
         let bound = 1.0 + self.weight;
-        let raised = |c: Candidate| Candidate::new(c.score * bound, c.doc(), c.full());
+        let raised = |c: Candidate| Candidate::new(c.score * bound, c.doc(), c.full(), c.mask);
         let mut contenders: Vec<Candidate> = Vec::new();
         let mut prune_at = 4 * k;
         let complete = scorer.each(&floor, &mut |c| {
@@ -641,7 +617,7 @@ fn select(
     records: &[EntryRecord],
     ranked: &[Candidate],
     opts: &SearchOptions,
-) -> Result<Vec<(f32, u32)>, FormatError> {
+) -> Result<Vec<Candidate>, FormatError> {
     let mut out = Vec::with_capacity(opts.limit);
     let mut per_topic: Vec<(u32, usize)> = Vec::new();
     for c in ranked {
@@ -661,85 +637,9 @@ fn select(
                 None => per_topic.push((topic, 1)),
             }
         }
-        out.push((c.score, doc));
+        out.push(*c);
     }
     Ok(out)
-}
-
-/// A short plain-text excerpt of `body` around the first query-term match outside the
-/// leading title heading; the body's opening text when no term occurs in it.
-pub fn snippet(body: &str, title: &str, terms: &[&str], max_chars: usize) -> String {
-    if max_chars == 0 {
-        return String::new();
-    }
-    // Skip a first line that only repeats the title as a heading.
-    let mut skip = 0;
-    if let Some(first) = body.lines().next() {
-        let trimmed = first.trim_start_matches('#').trim();
-        if first.starts_with('#') || (!title.is_empty() && trimmed == title.trim()) {
-            skip = first.len().min(body.len());
-        }
-    }
-    let rest = &body[skip..];
-    let mut hit: Option<usize> = None;
-    crate::tokenize::tokenize_spans_until(rest, |t, _, span| {
-        if terms.contains(&t) {
-            hit = Some(span.start);
-        }
-        hit.is_none()
-    });
-    let start = match hit {
-        Some(at) => {
-            // Back up to a line start or about a third of the window, at a char boundary.
-            let back = max_chars / 3;
-            let mut s = at.saturating_sub(back * 2);
-            if let Some(nl) = rest[..at].rfind('\n')
-                && at - nl <= back * 2
-            {
-                s = nl + 1;
-            }
-            while !rest.is_char_boundary(s) {
-                s += 1;
-            }
-            s
-        }
-        None => 0,
-    };
-    let mut out = String::with_capacity(max_chars + 8);
-    if start > 0 {
-        out.push('…');
-    }
-    let mut count = 0;
-    let mut last_space = true;
-    let mut truncated = false;
-    for c in rest[start..].chars() {
-        let c = match c {
-            '\n' | '\r' | '\t' => ' ',
-            '`' | '*' | '#' | '>' => continue,
-            c if c.is_control() => continue,
-            c => c,
-        };
-        if c == ' ' {
-            if last_space {
-                continue;
-            }
-            last_space = true;
-        } else {
-            last_space = false;
-        }
-        if count >= max_chars {
-            truncated = true;
-            break;
-        }
-        out.push(c);
-        count += 1;
-    }
-    let trimmed_len = out.trim_end().len();
-    out.truncate(trimmed_len);
-    if truncated {
-        out.push('…');
-    }
-    out
 }
 
 #[cfg(test)]
@@ -756,6 +656,18 @@ mod tests {
             build_time: 1_700_000_000,
         };
         build(entries, &info).expect("test entries build")
+    }
+
+    fn windowed<'a>(
+        index: &'a Index<&[u8]>,
+        text: &str,
+        opts: &SearchOptions,
+        window: u32,
+        prune: bool,
+    ) -> Result<Vec<Hit<'a>>, FormatError> {
+        let query = Query::for_index(text, index);
+        let stats = Stats::of(index, &query)?;
+        search_windowed(index, &query, &stats, opts, window, prune)
     }
 
     /// The window size changes how postings are merged, never the result: the same hits,
@@ -807,7 +719,7 @@ mod tests {
                         ..SearchOptions::default()
                     };
                     let run = |w| -> Vec<(String, u32)> {
-                        search_windowed(&index, q, &opts, w, true)
+                        windowed(&index, q, &opts, w, true)
                             .unwrap()
                             .iter()
                             .map(|h| (h.entry.id.to_owned(), h.score.to_bits()))
@@ -891,7 +803,7 @@ mod tests {
                 ..SearchOptions::default()
             };
             let run = |window, prune| -> Vec<(String, u32)> {
-                search_windowed(&index, &query, &opts, window, prune)
+                windowed(&index, &query, &opts, window, prune)
                     .unwrap()
                     .iter()
                     .map(|h| (h.entry.id.to_owned(), h.score.to_bits()))

@@ -6,12 +6,57 @@
 //! parts joined without separators are emitted as well (`CachedEntry`, `cached_entry` and
 //! `cached-entry` all give `cachedentry` + `cached` + `entry`). Letters and digits are not
 //! split from each other (`sha256`, `utf8`, `ipv4` stay whole). CJK ideographs and kana are
-//! one token per character. No stemming: see docs/benchmarks.md for the measurement.
+//! one token per character.
+//!
+//! Version 2 adds light English stemming ([`stem`]: plurals, `-ed`, `-ing`, a final `-e`) of
+//! plain words and identifier parts; whole identifiers, tokens with digits and non-ASCII
+//! words are kept as written. docs/benchmarks.md has the measurement that chose it.
 
 use std::ops::Range;
 
-/// Written into every artifact; bump on any change that alters the tokens of some text.
-pub const TOKENIZER_VERSION: u32 = 1;
+/// Written into every artifact; bump on any change that alters the terms or term
+/// frequencies of some entry (the tokenizer, stemming, field weights).
+/// 1: no stemming; 2: light stemming, field weights (`build::TITLE_WEIGHT`).
+pub const TOKENIZER_VERSION: u32 = 2;
+
+/// How text becomes tokens: the rules of one tokenizer version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Analyzer {
+    /// Light stemming of words and identifier parts (version 2 on).
+    pub stem: bool,
+}
+
+impl Analyzer {
+    /// The current tokenizer, [`TOKENIZER_VERSION`].
+    pub const CURRENT: Analyzer = Analyzer { stem: true };
+    /// Surface forms: words as written, lowercased (version 1; what the hooks pick query
+    /// words from, since a stemmed word must not be stemmed again).
+    pub const SURFACE: Analyzer = Analyzer { stem: false };
+
+    /// The rules of artifacts written with `version`. A version newer than this code knows
+    /// gets the current rules: the closest this reader can do.
+    pub fn for_version(version: u32) -> Analyzer {
+        if version <= 1 {
+            Analyzer::SURFACE
+        } else {
+            Analyzer::CURRENT
+        }
+    }
+
+    /// Calls `emit` for every token of `text`, in order.
+    pub fn tokens(self, text: &str, mut emit: impl FnMut(&str, TokenKind)) {
+        self.spans_until(text, |t, kind, _| {
+            emit(t, kind);
+            true
+        });
+    }
+
+    /// Like [`Analyzer::tokens`] with the byte range of the run each token came from,
+    /// stopping after the run in which `emit` returns `false`.
+    pub fn spans_until(self, text: &str, emit: impl FnMut(&str, TokenKind, Range<usize>) -> bool) {
+        spans_until(text, self, emit);
+    }
+}
 
 /// Tokens longer than this (hashes, base64 blobs) are dropped.
 pub const MAX_TOKEN_BYTES: usize = 64;
@@ -122,22 +167,23 @@ pub fn tokenize(text: &str) -> Vec<Token> {
     out
 }
 
-/// Calls `emit` for every token of `text`, in order. No allocation per token.
-pub fn tokenize_with(text: &str, mut emit: impl FnMut(&str, TokenKind)) {
-    tokenize_spans(text, |t, kind, _| emit(t, kind));
+/// Calls `emit` for every token of `text`, in order (the current tokenizer). No allocation
+/// per token.
+pub fn tokenize_with(text: &str, emit: impl FnMut(&str, TokenKind)) {
+    Analyzer::CURRENT.tokens(text, emit);
 }
 
 /// Like [`tokenize_with`], also passing the byte range of the run each token came from.
 pub fn tokenize_spans(text: &str, mut emit: impl FnMut(&str, TokenKind, Range<usize>)) {
-    tokenize_spans_until(text, |t, kind, span| {
+    Analyzer::CURRENT.spans_until(text, |t, kind, span| {
         emit(t, kind, span);
         true
     });
 }
 
-/// Like [`tokenize_spans`], stopping after the run in which `emit` returns `false`.
-pub fn tokenize_spans_until(
+fn spans_until(
     text: &str,
+    analyzer: Analyzer,
     mut emit: impl FnMut(&str, TokenKind, Range<usize>) -> bool,
 ) {
     let go = std::cell::Cell::new(true);
@@ -146,7 +192,10 @@ pub fn tokenize_spans_until(
             go.set(emit(t, kind, span));
         }
     };
-    let mut scratch = Scratch::default();
+    let mut scratch = Scratch {
+        stem: analyzer.stem,
+        ..Scratch::default()
+    };
     let bytes = text.as_bytes();
     let mut i = 0;
     while i < bytes.len() && go.get() {
@@ -185,6 +234,9 @@ struct Scratch {
     /// End offsets of each part in `parts`.
     ends: Vec<usize>,
     whole: String,
+    /// Stem words and parts ([`Analyzer::stem`]).
+    stem: bool,
+    stemmed: String,
 }
 
 fn is_connector(c: char) -> bool {
@@ -251,7 +303,11 @@ fn run(
             continue;
         }
         if let Some(p) = prev {
-            let next_lower = chars.peek().is_some_and(|n| n.is_lowercase());
+            let mut ahead = chars.clone();
+            let next = ahead.next();
+            // `NULLs`, `URLs`, `IDs`: a lone `s` after capitals is a plural, not a word.
+            let plural = next == Some('s') && !ahead.next().is_some_and(|n| n.is_lowercase());
+            let next_lower = next.is_some_and(|n| n.is_lowercase()) && !plural;
             let boundary = (p.is_lowercase() && c.is_uppercase())
                 || (p.is_uppercase() && c.is_uppercase() && next_lower);
             if boundary {
@@ -312,7 +368,9 @@ fn ascii_run(
         }
         if k > 0 {
             let p = word[k - 1];
-            let next_lower = word.get(k + 1).is_some_and(u8::is_ascii_lowercase);
+            let plural = word.get(k + 1) == Some(&b's')
+                && !word.get(k + 2).is_some_and(u8::is_ascii_lowercase);
+            let next_lower = word.get(k + 1).is_some_and(u8::is_ascii_lowercase) && !plural;
             let boundary = (p.is_ascii_lowercase() && b.is_ascii_uppercase())
                 || (p.is_ascii_uppercase() && b.is_ascii_uppercase() && next_lower);
             if boundary {
@@ -337,6 +395,7 @@ fn emit_parts(
     if s.ends.len() == 1 {
         let w = &s.parts[..];
         if w.len() <= MAX_TOKEN_BYTES && !is_stop_word(w) {
+            let w = stemmed(s.stem, w, &mut s.stemmed);
             emit(w, TokenKind::Word, span.clone());
         }
         return;
@@ -359,9 +418,128 @@ fn emit_parts(
         let p = &s.parts[from..e];
         from = e;
         if p.len() <= MAX_TOKEN_BYTES && !is_stop_word(p) {
+            let p = stemmed(s.stem, p, &mut s.stemmed);
             emit(p, TokenKind::Part, span.clone());
         }
     }
+}
+
+/// `word` stemmed into `buf` when `on` (and the word is stemmable), else `word` itself.
+fn stemmed<'a>(on: bool, word: &'a str, buf: &'a mut String) -> &'a str {
+    if on && stem(word, buf) { buf } else { word }
+}
+
+/// Light English stemming, Porter's (1980) steps 1 and 5: plurals and `-ed`/`-ing` (with
+/// their spelling repairs), `y` → `i`, a final `-e` and `-ll`. Nothing derivational
+/// (`-ation`, `-ize`, `-er` stay), so `build`, `builder` and `building` remain apart where
+/// code tells them apart, while `ranking`/`rank`, `entries`/`entry` and
+/// `Dockerfiles`/`Dockerfile` meet. Only all-lowercase ASCII words of 4+ letters; writes
+/// the stem into `out` and returns whether it differs from `word`.
+pub fn stem(word: &str, out: &mut String) -> bool {
+    let bytes = word.as_bytes();
+    // Every step starts from one of these endings: most tokens end otherwise (it runs once
+    // per token when an artifact is built).
+    if bytes.len() < 4
+        || !matches!(bytes.last(), Some(b's' | b'd' | b'g' | b'y' | b'e' | b'l'))
+        || !bytes.iter().all(u8::is_ascii_lowercase)
+    {
+        return false;
+    }
+    out.clear();
+    out.push_str(word);
+    let w = out;
+    let ends = |w: &String, s: &str| w.ends_with(s);
+    // Step 1a: plurals.
+    if ends(w, "sses") || ends(w, "ies") {
+        w.truncate(w.len() - 2);
+    } else if ends(w, "s") && !ends(w, "ss") {
+        w.pop();
+    }
+    // Step 1b: -eed, -ed, -ing.
+    if ends(w, "eed") {
+        if measure(&w.as_bytes()[..w.len() - 3]) > 0 {
+            w.pop();
+        }
+    } else if let Some(suffix) = ["ed", "ing"].into_iter().find(|s| ends(w, s))
+        && has_vowel(&w.as_bytes()[..w.len() - suffix.len()])
+    {
+        w.truncate(w.len() - suffix.len());
+        if ends(w, "at") || ends(w, "bl") || ends(w, "iz") {
+            w.push('e');
+        } else if double_consonant(w.as_bytes()) && !(ends(w, "l") || ends(w, "s") || ends(w, "z"))
+        {
+            w.pop();
+        } else if measure(w.as_bytes()) == 1 && cvc(w.as_bytes()) {
+            w.push('e');
+        }
+    }
+    // Step 1c: y -> i after a vowel somewhere in the stem.
+    if ends(w, "y") && has_vowel(&w.as_bytes()[..w.len() - 1]) {
+        w.pop();
+        w.push('i');
+    }
+    // Step 5a: a final e.
+    if ends(w, "e") {
+        let rest = &w.as_bytes()[..w.len() - 1];
+        let m = measure(rest);
+        if m > 1 || (m == 1 && !cvc(rest)) {
+            w.pop();
+        }
+    }
+    // Step 5b: -ll -> -l.
+    if ends(w, "ll") && measure(w.as_bytes()) > 1 {
+        w.pop();
+    }
+    w != word
+}
+
+/// Porter's consonant: not a vowel, and `y` only after a vowel (or first).
+fn consonant(w: &[u8], i: usize) -> bool {
+    match w[i] {
+        b'a' | b'e' | b'i' | b'o' | b'u' => false,
+        b'y' => i == 0 || !consonant(w, i - 1),
+        _ => true,
+    }
+}
+
+/// Porter's m: the number of vowel-consonant sequences in `w`.
+fn measure(w: &[u8]) -> usize {
+    let mut m = 0;
+    let mut i = 0;
+    while i < w.len() && consonant(w, i) {
+        i += 1;
+    }
+    loop {
+        while i < w.len() && !consonant(w, i) {
+            i += 1;
+        }
+        if i >= w.len() {
+            return m;
+        }
+        while i < w.len() && consonant(w, i) {
+            i += 1;
+        }
+        m += 1;
+    }
+}
+
+fn has_vowel(w: &[u8]) -> bool {
+    (0..w.len()).any(|i| !consonant(w, i))
+}
+
+fn double_consonant(w: &[u8]) -> bool {
+    let n = w.len();
+    n >= 2 && w[n - 1] == w[n - 2] && consonant(w, n - 1)
+}
+
+/// Consonant-vowel-consonant at the end, the last not `w`, `x` or `y` (`hop`, not `tax`).
+fn cvc(w: &[u8]) -> bool {
+    let n = w.len();
+    n >= 3
+        && consonant(w, n - 3)
+        && !consonant(w, n - 2)
+        && consonant(w, n - 1)
+        && !matches!(w[n - 1], b'w' | b'x' | b'y')
 }
 
 fn close_part(s: &mut Scratch) {
@@ -381,7 +559,7 @@ mod tests {
 
     #[test]
     fn ascii_fast_path_agrees_with_the_general_path() {
-        let alphabet = b"aZb_-.:9 xY/Q(u8,HTTPServer)\n";
+        let alphabet = b"aZb_-.:9 xY/Q(u8,HTTPServer)\nIDsURLs";
         let mut state = 0x2545_f491_4f6c_dd1du64;
         for _ in 0..20_000 {
             let len = (state % 24) as usize;
@@ -403,8 +581,94 @@ mod tests {
         }
     }
 
+    /// Surface tokens (no stemming): the splitting rules alone.
     fn words(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        Analyzer::SURFACE.tokens(text, |t, _| out.push(t.to_owned()));
+        out
+    }
+
+    fn stems(text: &str) -> Vec<String> {
         tokenize(text).into_iter().map(|t| t.text).collect()
+    }
+
+    #[test]
+    fn light_stemming_meets_inflected_forms() {
+        for (a, b) in [
+            ("ranking", "rank"),
+            ("extracting", "extract"),
+            ("Dockerfiles", "Dockerfile"),
+            ("entries", "entry"),
+            ("caches", "cache"),
+            ("cached", "caching"),
+            ("branches", "branch"),
+            ("rebased", "rebasing"),
+            ("hopping", "hop"),
+            ("stopped", "stop"),
+            ("created", "create"),
+        ] {
+            assert_eq!(stems(a), stems(b), "{a} / {b}");
+        }
+        // Nothing derivational: these stay apart.
+        for (a, b) in [("build", "builder"), ("optimize", "optimization")] {
+            assert_ne!(stems(a), stems(b), "{a} / {b}");
+        }
+    }
+
+    #[test]
+    fn identifiers_digits_and_short_words_stay_intact() {
+        // The whole identifier is never stemmed; its parts are.
+        assert_eq!(stems("CachedEntries"), ["cachedentries", "cach", "entri"]);
+        assert_eq!(
+            stems("utf8 sha256 v1.2.3"),
+            ["utf8", "sha256", "v123", "v1", "2", "3"]
+        );
+        assert_eq!(stems("ies bus gas"), ["ies", "bus", "gas"]);
+        assert_eq!(stems("Straße naïve"), ["straße", "naïve"]);
+        let mut buf = String::new();
+        assert!(!stem("rank", &mut buf));
+        assert!(stem("ranks", &mut buf) && buf == "rank");
+    }
+
+    /// Porter's published examples for the steps implemented.
+    #[test]
+    fn porter_examples() {
+        let mut buf = String::new();
+        for (w, want) in [
+            ("caresses", "caress"),
+            ("ponies", "poni"),
+            ("caress", "caress"),
+            ("cats", "cat"),
+            ("feed", "feed"),
+            ("agreed", "agre"),
+            ("plastered", "plaster"),
+            ("bled", "bled"),
+            ("motoring", "motor"),
+            ("sing", "sing"),
+            ("conflated", "conflat"),
+            ("troubled", "troubl"),
+            ("sized", "size"),
+            ("hopping", "hop"),
+            ("tanned", "tan"),
+            ("falling", "fall"),
+            ("hissing", "hiss"),
+            ("fizzed", "fizz"),
+            ("failing", "fail"),
+            ("filing", "file"),
+            ("happy", "happi"),
+            ("probate", "probat"),
+            ("rate", "rate"),
+            ("cease", "ceas"),
+            ("controll", "control"),
+            ("roll", "roll"),
+        ] {
+            let out = if stem(w, &mut buf) {
+                buf.clone()
+            } else {
+                w.to_owned()
+            };
+            assert_eq!(out, want, "{w}");
+        }
     }
 
     #[test]
@@ -425,6 +689,16 @@ mod tests {
             assert_eq!(words(id), ["cachedentry", "cached", "entry"], "{id}");
         }
         assert_eq!(words("cached"), ["cached"]);
+    }
+
+    #[test]
+    fn acronym_plurals_stay_one_word() {
+        assert_eq!(words("NULLs URLs IDs"), ["nulls", "urls", "ids"]);
+        assert_eq!(words("getURLs"), ["geturls", "get", "urls"]);
+        assert_eq!(words("URLsToFetch"), ["urlstofetch", "urls", "fetch"]);
+        // Still split where the lowercase run is a word.
+        assert_eq!(words("HTTPSession"), ["httpsession", "http", "session"]);
+        assert_eq!(stems("NULLs"), ["null"]);
     }
 
     #[test]

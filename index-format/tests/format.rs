@@ -577,35 +577,79 @@ fn fuzz_regressions_do_not_panic() {
     }
 }
 
-/// The committed v1 reference artifact must keep opening, and today's builder must still
-/// produce it byte for byte while the format and tokenizer versions are unchanged.
+/// Committed reference artifacts, one per released (format, tokenizer) version pair:
+/// `reference-v1.hix` (format 1, tokenizer 1: no stemming, no field weights) and
+/// `reference-v1-t2.hix` (format 1, tokenizer 2). Each must keep opening, verifying and
+/// answering queries (tokenized the way its own tokenizer did); today's builder must still
+/// produce the current pair's file byte for byte. `HELIX_BLESS=1` writes the current one
+/// (never an older one) from [`artifact`].
+const REFERENCES: [(&str, u32, u32); 2] =
+    [("reference-v1.hix", 1, 1), ("reference-v1-t2.hix", 1, 2)];
+
 #[test]
-fn reference_artifact_v1_still_opens() {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/reference-v1.hix");
+fn reference_artifacts_still_open() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     let built = artifact();
-    if std::env::var_os("HELIX_BLESS").is_some() {
-        std::fs::write(&path, &built).unwrap();
+    let mut current = false;
+    for (name, format, tokenizer) in REFERENCES {
+        let path = dir.join(name);
+        let is_current = (format, tokenizer) == (FORMAT_VERSION, TOKENIZER_VERSION);
+        current |= is_current;
+        if is_current && std::env::var_os("HELIX_BLESS").is_some() {
+            std::fs::write(&path, &built).unwrap();
+        }
+        let bytes = std::fs::read(&path)
+            .unwrap_or_else(|_| panic!("{name} missing: run the test with HELIX_BLESS=1 once"));
+        let index = Index::open(&bytes[..]).unwrap();
+        index.verify().unwrap();
+        let meta = index.meta().unwrap();
+        assert_eq!(
+            (meta.format_version, meta.tokenizer_version),
+            (format, tokenizer)
+        );
+        // Queries reach entries through words, identifiers and inflected forms alike.
+        for q in ["CachedEntry", "cached entry", "invalidated rename"] {
+            assert_eq!(
+                ids(&index, q, &SearchOptions::default())[0],
+                "architecture/cached-entry.md",
+                "{name}: {q}"
+            );
+        }
+        assert_eq!(
+            index.by_source("Cargo.toml").unwrap()[0].id,
+            "build/linker-oom.md"
+        );
+        if is_current {
+            assert!(
+                bytes == built,
+                "{name}: the builder's output changed without a format or tokenizer version bump"
+            );
+        }
     }
-    let bytes =
-        std::fs::read(&path).expect("reference artifact missing: run with HELIX_BLESS=1 once");
-    let index = Index::open(&bytes[..]).unwrap();
-    index.verify().unwrap();
-    assert_eq!(index.meta().unwrap().format_version, 1);
+    assert!(
+        current,
+        "add a reference artifact for format {FORMAT_VERSION}, tokenizer {TOKENIZER_VERSION} to REFERENCES"
+    );
+}
+
+/// An inflected query finds the base form only in an artifact whose tokenizer stems; an
+/// unstemmed (version 1) artifact is still searched as it was built.
+#[test]
+fn each_artifact_is_queried_with_its_own_tokenizer() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let v1 = std::fs::read(dir.join("reference-v1.hix")).unwrap();
+    let v1 = Index::open(&v1[..]).unwrap();
+    let current = Index::open(artifact()).unwrap();
+    // The corpus says "invalidated" and "rename"; "invalidating renames" is inflected.
     assert_eq!(
-        ids(&index, "CachedEntry", &SearchOptions::default())[0],
+        ids(&current, "invalidating renames", &SearchOptions::default())[0],
         "architecture/cached-entry.md"
     );
-    assert_eq!(
-        index.by_source("Cargo.toml").unwrap()[0].id,
-        "build/linker-oom.md"
+    let hits = ids(&v1, "invalidating renames", &SearchOptions::default());
+    assert!(
+        !hits.contains(&"architecture/cached-entry.md".to_string()),
+        "{hits:?}"
     );
-    if FORMAT_VERSION == 1 && TOKENIZER_VERSION == 1 {
-        assert!(
-            bytes == built,
-            "the builder's output changed without a format or tokenizer version bump"
-        );
-    }
 }
 
 /// The recency boost is applied lazily, only to documents that can still reach the top k;

@@ -177,21 +177,14 @@ pub(super) fn search_tool(cwd: &Path, args: SearchArgs) -> ToolOutcome {
     check_project(&cfg, &args.project)?;
     let k = open_knowledge(&cfg)?;
     let opts = SearchOptions {
-        // With a project filter, fetch more so the filter still leaves `limit` hits.
-        limit: if args.project.is_some() {
-            limit.saturating_mul(8).max(100)
-        } else {
-            limit
-        },
+        limit,
         topic: topic.clone(),
         now: Some(helix_client::sys::now_secs()),
         ..SearchOptions::default()
     };
-    let mut hits = k.search(query, &opts);
-    if let Some(p) = &args.project {
-        hits.retain(|h| h.project == p);
-    }
-    hits.truncate(limit);
+    // Scored with the statistics of everything searched together (one project's alone
+    // with a project filter).
+    let hits = k.find(query, &opts, args.project.as_deref()).hits;
 
     let mut text = String::new();
     if hits.is_empty() {

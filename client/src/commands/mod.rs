@@ -6,6 +6,7 @@ pub mod build;
 pub mod check;
 pub mod doctor;
 pub mod init;
+pub mod log;
 pub mod read;
 pub mod search;
 pub mod status;

@@ -1,10 +1,15 @@
-//! `helix search QUERY…`: BM25 search over the followed projects and the pending overlay,
-//! or one artifact file with `--index`. Human output by default, `--json` for scripts.
+//! `helix search QUERY…`: BM25 search over the followed projects and the pending overlays
+//! (scored with their shared statistics), or one artifact file with `--index`. Human output
+//! by default, `--json` for scripts; `--explain` shows where each score comes from and
+//! whether the hooks' relevance gate would let the hit through.
 
-use crate::knowledge::Knowledge;
-use anyhow::Result;
-use helix_index_format::SearchOptions;
-use serde_json::json;
+use crate::hook::gate;
+use crate::hook::keywords::is_question;
+use crate::knowledge::{Found, Knowledge, ProjectHit};
+use anyhow::{Result, bail};
+use helix_index_format::relevance::{self, SEPARATION_DEPTH, TermScore};
+use helix_index_format::{Mode, SearchOptions};
+use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -16,9 +21,17 @@ pub struct Args {
     /// Maximum number of hits.
     #[arg(long, short = 'n', default_value_t = 10)]
     pub limit: usize,
-    /// Only entries of this topic.
+    /// Only entries of this topic; `project:topic` (as `helix topics` prints) also picks
+    /// the project.
     #[arg(long)]
     pub topic: Option<String>,
+    /// Only entries of this followed project.
+    #[arg(long)]
+    pub project: Option<String>,
+    /// Show, per hit, the matched terms, each field's part of the score and whether the
+    /// hooks' relevance gate would pass it (ranking as the hooks do: any query word).
+    #[arg(long)]
+    pub explain: bool,
     /// Print `{"hits": [...]}` JSON.
     #[arg(long)]
     pub json: bool,
@@ -32,19 +45,59 @@ pub fn run(a: Args) -> Result<ExitCode> {
         Some(file) => Knowledge::from_file(file)?,
         None => Knowledge::open(&super::cwd()?)?,
     };
+    let projects: Vec<&str> = {
+        let mut p: Vec<&str> = k.sources().iter().map(|s| s.project.as_str()).collect();
+        p.dedup();
+        p
+    };
+    let (mut project, mut topic) = (a.project.clone(), a.topic.clone());
+    if let Some(t) = &a.topic
+        && let Some((p, rest)) = t.split_once(':')
+        && projects.contains(&p)
+    {
+        if project.as_deref().is_some_and(|q| q != p) {
+            bail!(
+                "--topic {t} names project `{p}` but --project says `{}`",
+                project.unwrap_or_default()
+            );
+        }
+        project = Some(p.to_string());
+        topic = Some(rest.to_string());
+    }
+    if let Some(p) = &project
+        && !projects.contains(&p.as_str())
+    {
+        bail!(
+            "unknown project `{p}`; searched projects: {}",
+            if projects.is_empty() {
+                "none (run `helix sync`)".to_string()
+            } else {
+                projects.join(", ")
+            }
+        );
+    }
     let query = a.query.join(" ");
     let opts = SearchOptions {
-        limit: a.limit,
-        topic: a.topic.clone(),
+        // The gate compares a hit with the top ten.
+        limit: if a.explain {
+            a.limit.max(SEPARATION_DEPTH)
+        } else {
+            a.limit
+        },
+        topic,
+        mode: if a.explain { Mode::Or } else { Mode::AndThenOr },
         now: Some(crate::sys::now_secs()),
         ..SearchOptions::default()
     };
-    let hits = k.search(&query, &opts);
+    let found = k.find(&query, &opts, project.as_deref());
+    let hits = &found.hits[..found.hits.len().min(a.limit)];
+    let question = is_question(&query);
     if a.json {
-        let hits: Vec<_> = hits
+        let hits: Vec<Value> = hits
             .iter()
-            .map(|h| {
-                json!({
+            .enumerate()
+            .map(|(at, h)| {
+                let mut v = json!({
                     "id": h.hit.entry.id,
                     "project": h.project,
                     "topic": h.hit.entry.topic,
@@ -52,7 +105,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
                     "score": h.hit.score,
                     "date": h.hit.entry.date.map(helix_index_format::format_day),
                     "snippet": h.hit.snippet,
-                })
+                });
+                if a.explain {
+                    v["explain"] = explain_json(&found, h, at, question);
+                }
+                v
             })
             .collect();
         super::print_json(&json!({ "hits": hits }));
@@ -66,10 +123,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let multi = k
-        .sources()
-        .iter()
-        .any(|s| s.project != k.sources()[0].project);
+    let multi = projects.len() > 1;
     for (i, h) in hits.iter().enumerate() {
         let e = &h.hit.entry;
         let label = if multi || a.index.is_none() {
@@ -95,6 +149,83 @@ pub fn run(a: Args) -> Result<ExitCode> {
         if !snippet.is_empty() {
             println!("    {}", snippet.replace('\n', " "));
         }
+        if a.explain {
+            print_explain(&found, h, i, question);
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn terms_of(found: &Found<'_>, h: &ProjectHit<'_>) -> Vec<TermScore> {
+    relevance::explain(&h.hit.entry, found.query_of(h), &found.stats)
+}
+
+fn print_explain(found: &Found<'_>, h: &ProjectHit<'_>, at: usize, question: bool) {
+    let terms = terms_of(found, h);
+    let bm25: f32 = terms.iter().map(|t| t.score).sum();
+    let parts: Vec<String> = terms
+        .iter()
+        .map(|t| {
+            let mut fields = Vec::new();
+            for (name, n, s) in [
+                ("title", t.title, t.title_score),
+                ("tags", t.tags, t.tags_score),
+                ("body", t.body, t.body_score),
+            ] {
+                if n > 0 {
+                    fields.push(format!("{name} {n}× {s:.2}"));
+                }
+            }
+            format!("{} {:.2} ({})", t.term, t.score, fields.join(", "))
+        })
+        .collect();
+    println!("    matched: {}", parts.join("; "));
+    let recency = if bm25 > 0.0 { h.hit.score / bm25 } else { 1.0 };
+    if let Some(v) = gate::judge(found, at, question) {
+        let e = v.evidence;
+        println!(
+            "    bm25 {bm25:.2} × recency {recency:.3}; gate {} ({:.2} points, needs {:.2}; signal {}): separation {:.2}×, {}/{} words matched, coverage {:.2}, {} unknown{}",
+            if v.pass { "pass" } else { "fail" },
+            v.points,
+            gate::MIN_POINTS,
+            v.signal.name(),
+            e.separation,
+            e.matched,
+            e.required,
+            e.coverage,
+            e.unknown,
+            if question { ", a question" } else { "" }
+        );
+    }
+}
+
+fn explain_json(found: &Found<'_>, h: &ProjectHit<'_>, at: usize, question: bool) -> Value {
+    let terms = terms_of(found, h);
+    let bm25: f32 = terms.iter().map(|t| t.score).sum();
+    let terms: Vec<Value> = terms
+        .iter()
+        .map(|t| {
+            json!({
+                "term": t.term, "idf": t.idf, "score": t.score,
+                "title": {"count": t.title, "score": t.title_score},
+                "tags": {"count": t.tags, "score": t.tags_score},
+                "body": {"count": t.body, "score": t.body_score},
+            })
+        })
+        .collect();
+    let gate = gate::judge(found, at, question).map(|v| {
+        json!({
+            "pass": v.pass,
+            "points": v.points,
+            "threshold": gate::MIN_POINTS,
+            "signal": v.signal.name(),
+            "separation": if v.evidence.separation.is_finite() { json!(v.evidence.separation) } else { json!(null) },
+            "matched": v.evidence.matched,
+            "required": v.evidence.required,
+            "coverage": v.evidence.coverage,
+            "unknown": v.evidence.unknown,
+            "question": question,
+        })
+    });
+    json!({ "bm25": bm25, "terms": terms, "gate": gate })
 }

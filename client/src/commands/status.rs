@@ -20,6 +20,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
         let dir = cfg.cache_dir(p);
         let meta = crate::cache::read_meta(&dir).filter(|_| dir.join(INDEX_FILE).exists());
         let last = crate::cache::read_last_sync(&dir);
+        // The tokenizer that built the cached artifact (an O(1) open of its header).
+        let tokenizer = crate::knowledge::open_index(&dir.join(INDEX_FILE))
+            .ok()
+            .flatten()
+            .map(|i| i.tokenizer_version());
         projects.push(json!({
             "name": p,
             "cached": meta.is_some(),
@@ -31,6 +36,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             "pending": crate::pending::count(p),
             "last_sync": last.map(|l| json!({"at": l.at, "ok": l.ok, "message": l.message})),
             "cache_dir": dir.display().to_string(),
+            "tokenizer_version": tokenizer,
         }));
     }
     let v = json!({
@@ -69,6 +75,14 @@ pub fn run(a: Args) -> Result<ExitCode> {
             line.push_str(&format!(", {pending} pending"));
         }
         println!("{line}");
+        if let Some(t) = p["tokenizer_version"].as_u64()
+            && t > u64::from(helix_index_format::TOKENIZER_VERSION)
+        {
+            println!(
+                "  built by a newer helix (tokenizer {t}; this one knows up to {}): searches still work, inflected words may miss; update helix",
+                helix_index_format::TOKENIZER_VERSION
+            );
+        }
         if let Some(l) = p["last_sync"].as_object() {
             let at = l.get("at").and_then(|x| x.as_i64()).unwrap_or(now);
             let ok = l.get("ok").and_then(|x| x.as_bool()).unwrap_or(false);

@@ -4,31 +4,48 @@
 
 use super::ctx::Ctx;
 use super::fresh;
-use super::keywords::{
-    error_terms, error_text, is_build_command, path_stem, pattern_words, prompt_terms,
-    removed_symbols,
-};
+use super::gate;
+use super::inject::Injection;
+use super::keywords::{error_terms, error_text, is_build_command, is_question, prompt_terms};
 use super::output::{self, MAX_CONTEXT_CHARS, Text, body_excerpt, entry_line};
 use super::state::{self, State};
 use super::tools;
-use crate::knowledge::{Knowledge, ProjectHit};
+use crate::knowledge::{Found, Knowledge, ProjectHit};
+use helix_index_format::relevance::SEPARATION_DEPTH;
+use helix_index_format::tokenize::Analyzer;
 use helix_index_format::{EntryRef, Mode, SearchOptions};
-use std::path::{Component, Path, PathBuf};
+
+pub use super::ambient::ambient;
 
 /// How to read a whole entry, said once in every header.
-const READ_HINT: &str = "`helix read <project:id>` shows a whole entry";
+pub(super) const READ_HINT: &str = "`helix read <project:id>` shows a whole entry";
 
-fn hit_line(h: &ProjectHit<'_>) -> String {
+/// Most entries one prompt or error injection shows.
+const INJECT_MAX: usize = 3;
+const SNIPPET_CHARS: usize = 160;
+
+/// An entry line for a hit, with a snippet around the query's words (searches run without
+/// snippets: only the injected hits need one).
+pub(super) fn hit_line(found: &Found<'_>, h: &ProjectHit<'_>) -> String {
     let e = &h.hit.entry;
-    let snippet = if h.hit.snippet.trim().is_empty() {
-        body_excerpt(e.body, 160)
+    let query = found.query_of(h);
+    let terms: Vec<&str> = query.terms().iter().map(|t| t.text.as_str()).collect();
+    let snippet = helix_index_format::snippet::snippet_with(
+        Analyzer::for_version(query.tokenizer_version()),
+        e.body,
+        e.title,
+        &terms,
+        SNIPPET_CHARS,
+    );
+    let snippet = if snippet.trim().is_empty() {
+        body_excerpt(e.body, SNIPPET_CHARS)
     } else {
-        h.hit.snippet.clone()
+        snippet
     };
     entry_line(h.project, e.id, e.topic, e.date, e.title, &snippet)
 }
 
-fn entry_ref_line(project: &str, e: &EntryRef<'_>) -> String {
+pub(super) fn entry_ref_line(project: &str, e: &EntryRef<'_>) -> String {
     entry_line(
         project,
         e.id,
@@ -39,17 +56,37 @@ fn entry_ref_line(project: &str, e: &EntryRef<'_>) -> String {
     )
 }
 
-fn search<'k>(k: &'k Knowledge, query: &str, mode: Mode, limit: usize) -> Vec<ProjectHit<'k>> {
-    if query.trim().is_empty() {
-        return Vec::new();
-    }
+/// Common terms (in over [`COMMON_DF`] entries) a prompt or error query keeps, the least
+/// common first: they add little to a score but walk the longest posting lists. In a
+/// knowledge base of a few thousand entries no term is that common; at 100k this bounds a
+/// long prompt's cost near a six-word one's.
+const MAX_COMMON_TERMS: usize = 4;
+const COMMON_DF: u64 = 1000;
+
+/// What a hook searches with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Shape {
+    /// Every term but the commonest beyond [`MAX_COMMON_TERMS`].
+    Words,
+    /// The first token only: a file's whole name, a symbol's whole identifier.
+    Whole,
+}
+
+/// A hook's search: OR mode, recency on, no snippets.
+pub(super) fn search<'k>(k: &'k Knowledge, query: &str, shape: Shape, limit: usize) -> Found<'k> {
     let opts = SearchOptions {
         limit,
-        mode,
+        mode: Mode::Or,
         now: Some(crate::sys::now_secs()),
+        snippet_chars: 0,
         ..SearchOptions::default()
     };
-    k.search(query, &opts)
+    k.find_with(query, &opts, None, |q, stats| match shape {
+        Shape::Words => {
+            q.drop_common(stats, MAX_COMMON_TERMS, COMMON_DF);
+        }
+        Shape::Whole => q.keep_first(),
+    })
 }
 
 /// Topics summed over projects, most entries first.
@@ -65,7 +102,7 @@ fn topic_counts(k: &Knowledge) -> Vec<(String, u32)> {
     v
 }
 
-fn topic_list(topics: &[(String, u32)], max: usize) -> String {
+pub(super) fn topic_list(topics: &[(String, u32)], max: usize) -> String {
     let mut s: Vec<String> = topics
         .iter()
         .take(max)
@@ -106,6 +143,11 @@ pub fn session_start(cx: &Ctx<'_>) -> Option<String> {
     k.prefetch();
     let topics = topic_counts(k);
     let compact = cx.input.str("source") == Some("compact");
+    if compact && let Some(session) = cx.session() {
+        // Entries shown before the compaction are gone from the context: each may come
+        // back once.
+        state::record_compaction(session);
+    }
     let mut t = Text::new(MAX_CONTEXT_CHARS);
     t.line(&format!(
         "helix team knowledge: {} entries in {} topics ({}). Before guessing at a build, tooling or design question, {search}; {READ_HINT}. Store non-obvious findings with {}.",
@@ -141,30 +183,45 @@ pub fn subagent_start(cx: &Ctx<'_>) -> Option<String> {
     Some(output::context(cx.event_name(), t.as_str()))
 }
 
-fn hits_text(header: &str, hits: &[ProjectHit<'_>]) -> Option<String> {
-    if hits.is_empty() {
-        return None;
-    }
+/// Prompt and error: the hits the gate lets through and the session has not seen, under
+/// `header`; records them.
+fn gated(
+    cx: &Ctx<'_>,
+    hook: &'static str,
+    found: &Found<'_>,
+    question: bool,
+    header: &str,
+) -> Option<String> {
+    let mut injection = Injection::new(cx, hook, state::ANY_SCOPE);
     let mut t = Text::new(MAX_CONTEXT_CHARS);
     t.line(header);
-    for h in hits {
-        t.item(&hit_line(h));
+    for (h, v) in gate::passing(found, question, INJECT_MAX) {
+        if injection.take(h.project, h.hit.entry.id, h.hit.score, v.signal, v.points) {
+            t.item(&hit_line(found, h));
+        }
     }
-    t.has_content.then(|| t.as_str().to_string())
+    if injection.is_empty() || !t.has_content {
+        return None;
+    }
+    injection.finish(None);
+    Some(output::context(cx.event_name(), t.as_str()))
 }
 
 pub fn prompt(cx: &Ctx<'_>) -> Option<String> {
-    let terms = prompt_terms(cx.input.str("prompt")?);
+    let prompt = cx.input.str("prompt")?;
+    let terms = prompt_terms(prompt);
     if terms.is_empty() {
         return None;
     }
     let k = cx.knowledge()?;
-    let hits = search(k, &terms.join(" "), Mode::Or, 3);
-    let text = hits_text(
+    let found = search(k, &terms.join(" "), Shape::Words, SEPARATION_DEPTH);
+    gated(
+        cx,
+        "prompt",
+        &found,
+        is_question(prompt),
         &format!("helix team knowledge that may apply to this prompt ({READ_HINT}):"),
-        &hits,
-    )?;
-    Some(output::context(cx.event_name(), &text))
+    )
 }
 
 pub fn error(cx: &Ctx<'_>) -> Option<String> {
@@ -187,12 +244,14 @@ pub fn error(cx: &Ctx<'_>) -> Option<String> {
     if terms.is_empty() {
         return None;
     }
-    let hits = search(k, &terms.join(" "), Mode::Or, 3);
-    let text = hits_text(
+    let found = search(k, &terms.join(" "), Shape::Words, SEPARATION_DEPTH);
+    gated(
+        cx,
+        "error",
+        &found,
+        false,
         &format!("helix: the team has knowledge matching this error ({READ_HINT}):"),
-        &hits,
-    )?;
-    Some(output::context(cx.event_name(), &text))
+    )
 }
 
 pub fn post_build(cx: &Ctx<'_>) -> Option<String> {
@@ -235,6 +294,7 @@ pub fn pre_compact(cx: &Ctx<'_>) -> Option<String> {
         s.compactions = s.compactions.saturating_add(1);
         s.last_compaction = now;
     });
+    state::record_compaction(session);
     None
 }
 
@@ -258,217 +318,4 @@ pub fn stop(cx: &Ctx<'_>) -> Option<String> {
 pub fn approve_mcp(cx: &Ctx<'_>) -> Option<String> {
     let tool = cx.input.str("tool_name")?;
     tools::is_helix_tool(tool).then(output::allow_permission)
-}
-
-/// Removes `.` and `..` components without touching the filesystem.
-fn normalize(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
-}
-
-/// `file` relative to the project root, with `/` separators.
-fn repo_rel(root: &Path, cwd: &Path, file: &str) -> Option<String> {
-    let p = Path::new(file);
-    let abs = normalize(&if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        cwd.join(p)
-    });
-    let rel = match abs.strip_prefix(root) {
-        Ok(r) => r.to_path_buf(),
-        Err(_) => {
-            // The root may be reached through a symlink (macOS /tmp, home dirs).
-            let real_root = root.canonicalize().ok()?;
-            let real = abs
-                .parent()
-                .and_then(|d| d.canonicalize().ok())?
-                .join(abs.file_name()?);
-            real.strip_prefix(&real_root).ok()?.to_path_buf()
-        }
-    };
-    let s = rel.to_str()?.to_string();
-    (!s.is_empty()).then_some(s)
-}
-
-pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
-    let input = cx.input;
-    let tool = input.str("tool_name").unwrap_or("");
-    let file = input
-        .tool_str("file_path")
-        .or_else(|| input.tool_str("notebook_path"))
-        .or_else(|| input.tool_str("path"));
-    let pattern = if matches!(tool, "Glob" | "Grep") {
-        input.tool_str("pattern")
-    } else {
-        None
-    };
-    let file = file.filter(|f| !f.trim().is_empty() && f.len() <= 4096);
-    if file.is_none() && pattern.is_none() {
-        return None;
-    }
-    let k = cx.knowledge()?;
-    let cwd = cx.cwd()?;
-    if k.sources().is_empty() {
-        return None;
-    }
-    let rel = file.and_then(|f| repo_rel(k.root(), cwd, f));
-    let name = file
-        .and_then(|f| Path::new(f).file_name())
-        .and_then(|n| n.to_str());
-    let stem = file.and_then(path_stem);
-    let symbols = if matches!(tool, "Edit" | "MultiEdit") {
-        removed_symbols(&input.edits())
-    } else {
-        Vec::new()
-    };
-    let mut stem_terms: Vec<String> = stem.iter().cloned().collect();
-    stem_terms.extend(pattern.map(pattern_words).unwrap_or_default());
-
-    let mut seen: Vec<(&str, &str)> = Vec::new();
-
-    // 1. Entries whose sources name this file.
-    let mut about: Vec<(&str, EntryRef<'_>)> = Vec::new();
-    if let Some(rel) = &rel {
-        about.extend(k.by_source(rel));
-    }
-    // Only a distinctive file name: `mod.rs` would match every module.
-    if about.is_empty()
-        && let (Some(name), Some(stem)) = (name, &stem)
-        && name.starts_with(stem.as_str())
-    {
-        about.extend(k.by_file_name(name));
-    }
-    // Instructions for the files a glob matches (Copilot `applyTo`, Cursor `globs`).
-    if let Some(rel) = &rel {
-        about.extend(k.by_source_glob(rel));
-    }
-    about.retain(|(p, e)| {
-        let new = !seen.contains(&(*p, e.id));
-        if new {
-            seen.push((p, e.id));
-        }
-        new
-    });
-    about.truncate(4);
-
-    // 5. Impact: entries that mention a symbol this edit removes, literally.
-    // A symbol is queried as its whole-identifier token (`merge_base` → `mergebase`): the
-    // tokenizer indexes that form too, and its posting list is short, unlike `merge`/`base`.
-    let whole = |sym: &str| -> String {
-        sym.chars()
-            .filter(|c| c.is_alphanumeric())
-            .flat_map(char::to_lowercase)
-            .collect()
-    };
-    let mut impact: Vec<(String, ProjectHit<'_>)> = Vec::new();
-    for sym in &symbols {
-        for h in search(k, &whole(sym), Mode::Or, 5) {
-            let e = &h.hit.entry;
-            if impact.len() < 3
-                && (e.body.contains(sym.as_str()) || e.title.contains(sym.as_str()))
-                && !seen.contains(&(h.project, e.id))
-            {
-                seen.push((h.project, e.id));
-                impact.push((sym.clone(), h));
-            }
-        }
-    }
-
-    // 2. OR search on the stem plus removed symbols; 3. global BM25 on the stem.
-    let mut related: Vec<ProjectHit<'_>> = Vec::new();
-    let mut or_terms = stem_terms.clone();
-    or_terms.extend(symbols.iter().map(|s| whole(s)));
-    let mut layers = vec![(or_terms.join(" "), Mode::Or)];
-    // With one term and no symbols, layer 3 would repeat layer 2's query exactly.
-    if or_terms.len() > 1 {
-        layers.push((stem_terms.join(" "), Mode::AndThenOr));
-    }
-    for (query, mode) in &layers {
-        for h in search(k, query, *mode, 3) {
-            if related.len() < 4 && !seen.contains(&(h.project, h.hit.entry.id)) {
-                seen.push((h.project, h.hit.entry.id));
-                related.push(h);
-            }
-        }
-    }
-
-    // 4. Coupling: topics whose entries share sources with this file.
-    let coupled = rel
-        .as_deref()
-        .map(|r| k.related_topics(r))
-        .unwrap_or_default();
-
-    let target = rel.as_deref().or(file).or(pattern).unwrap_or("");
-    let mut t = Text::new(MAX_CONTEXT_CHARS);
-    t.line(&format!(
-        "helix team knowledge for {} ({READ_HINT}):",
-        output::compact(target, 120)
-    ));
-    if !about.is_empty() {
-        t.line("About this file:");
-        for (p, e) in &about {
-            t.item(&entry_ref_line(p, e));
-        }
-    }
-    if !impact.is_empty() {
-        let mut names: Vec<&str> = impact.iter().map(|(s, _)| s.as_str()).collect();
-        names.dedup();
-        t.line(&format!(
-            "Impact warning: this edit removes `{}`, which these entries mention:",
-            names.join("`, `")
-        ));
-        for (_, h) in &impact {
-            t.item(&hit_line(h));
-        }
-    }
-    if !related.is_empty() {
-        t.line("Related:");
-        for h in &related {
-            t.item(&hit_line(h));
-        }
-    }
-    if !coupled.is_empty() {
-        let mut topics: Vec<(String, u32)> = Vec::new();
-        for (_, tc) in &coupled {
-            match topics.iter_mut().find(|(n, _)| n == tc.topic) {
-                Some(slot) => slot.1 += tc.count,
-                None => topics.push((tc.topic.to_string(), tc.count)),
-            }
-        }
-        t.item(&format!(
-            "Topics sharing sources with this file: {}",
-            topic_list(&topics, 6)
-        ));
-    }
-    if !t.has_content {
-        return None;
-    }
-    Some(output::context(cx.event_name(), t.as_str()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn relative_paths() {
-        let root = Path::new("/r");
-        assert_eq!(
-            repo_rel(root, Path::new("/r/sub"), "../src/a.rs").as_deref(),
-            Some("src/a.rs")
-        );
-        assert_eq!(
-            repo_rel(root, Path::new("/x"), "/r/src/./b.rs").as_deref(),
-            Some("src/b.rs")
-        );
-    }
 }

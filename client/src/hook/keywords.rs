@@ -1,12 +1,12 @@
 //! Query terms for the hooks: keywords of a prompt or an error, symbols an edit removes,
 //! the searchable stem of a file path, and whether a shell command is a build.
 
-use helix_index_format::tokenize::{TokenKind, is_stop_word, tokenize_with};
+use helix_index_format::tokenize::{Analyzer, TokenKind, is_stop_word};
 
 /// Most terms taken from a prompt.
-pub const PROMPT_TERMS: usize = 6;
+pub const PROMPT_TERMS: usize = 12;
 /// Most terms taken from an error text.
-pub const ERROR_TERMS: usize = 8;
+pub const ERROR_TERMS: usize = 12;
 
 /// Words that say how a request is phrased, not what it is about, and function words the
 /// tokenizer's deliberately small stop list keeps (common, so costly and uninformative).
@@ -141,6 +141,7 @@ const ERROR_NOISE: &[&str] = &[
     "compile",
     "compiling",
     "could",
+    "directory",
     "error",
     "errors",
     "exit",
@@ -150,6 +151,7 @@ const ERROR_NOISE: &[&str] = &[
     "file",
     "help",
     "line",
+    "no",
     "note",
     "not",
     "previous",
@@ -158,14 +160,37 @@ const ERROR_NOISE: &[&str] = &[
     "running",
     "see",
     "status",
+    "such",
     "warning",
     "warnings",
 ];
 
-/// File stems too generic to say what a file is about; the parent directory name is used.
+/// File stems too generic to say what a file is about (every project has one): the
+/// parent directory name is used for the stem, and the name is not searched.
 const GENERIC_STEMS: &[&str] = &[
-    "__init__", "build", "cargo", "config", "default", "index", "init", "lib", "main", "makefile",
-    "mod", "package", "readme", "setup", "src", "test", "tests", "types", "util", "utils",
+    "__init__",
+    "build",
+    "cargo",
+    "changelog",
+    "config",
+    "contributing",
+    "default",
+    "index",
+    "init",
+    "lib",
+    "license",
+    "main",
+    "makefile",
+    "mod",
+    "package",
+    "readme",
+    "setup",
+    "src",
+    "test",
+    "tests",
+    "types",
+    "util",
+    "utils",
 ];
 
 /// Language keywords and very common identifiers, never reported as removed symbols.
@@ -270,15 +295,22 @@ fn useful(w: &str) -> bool {
     w.chars().count() >= 2 && !is_stop_word(w) && !sorted_contains(META_WORDS, w)
 }
 
-/// Candidate terms of `text` in order of appearance, deduplicated: plain words and whole
-/// identifiers (the index splits identifiers itself), filtered by `keep`.
+/// Candidate terms of `text` in order of appearance, deduplicated, filtered by `keep` (which
+/// sees the lowercase token): plain words lowercased, and whole identifiers as written
+/// (`re-parent`, `parse_invoice`), so that the search splits them into parts as it does
+/// when indexing. Flagged when an identifier.
 fn candidates(text: &str, keep: impl Fn(&str) -> bool) -> Vec<(String, bool)> {
     let mut out: Vec<(String, bool)> = Vec::new();
-    tokenize_with(text, |t, kind| {
-        if kind == TokenKind::Part || !keep(t) || out.iter().any(|(o, _)| o == t) {
-            return;
+    let mut seen: Vec<String> = Vec::new();
+    Analyzer::SURFACE.spans_until(text, |t, kind, span| {
+        if kind == TokenKind::Part || !keep(t) || seen.iter().any(|o| o == t) {
+            return true;
         }
-        out.push((t.to_string(), kind == TokenKind::Compound));
+        seen.push(t.to_string());
+        let compound = kind == TokenKind::Compound;
+        let term = if compound { &text[span] } else { t };
+        out.push((term.to_string(), compound));
+        true
     });
     out
 }
@@ -310,6 +342,11 @@ fn pick(mut cands: Vec<(String, bool)>, max: usize) -> Vec<String> {
 /// Search terms of a prompt: stop words, meta-language and numbers removed, at most 6.
 /// Empty when the prompt is under 10 or over 500 characters or yields fewer than 2 terms.
 pub fn prompt_terms(prompt: &str) -> Vec<String> {
+    prompt_terms_up_to(prompt, PROMPT_TERMS)
+}
+
+/// [`prompt_terms`] keeping at most `max` terms.
+pub fn prompt_terms_up_to(prompt: &str, max: usize) -> Vec<String> {
     let prompt = prompt.trim();
     let n = prompt.chars().count();
     if !(10..=500).contains(&n) {
@@ -318,7 +355,7 @@ pub fn prompt_terms(prompt: &str) -> Vec<String> {
     let cands = candidates(prompt, |w| {
         useful(w) && !w.chars().all(|c| c.is_ascii_digit())
     });
-    let terms = pick(cands, PROMPT_TERMS);
+    let terms = pick(cands, max);
     if terms.len() < 2 { Vec::new() } else { terms }
 }
 
@@ -368,6 +405,11 @@ pub fn error_text(error: &str) -> String {
 /// Search terms of an error text: at most 8, without paths, line numbers and error boilerplate.
 /// Empty when the text is under 15 characters or yields fewer than 2 terms.
 pub fn error_terms(text: &str) -> Vec<String> {
+    error_terms_up_to(text, ERROR_TERMS)
+}
+
+/// [`error_terms`] keeping at most `max` terms.
+pub fn error_terms_up_to(text: &str, max: usize) -> Vec<String> {
     if text.trim().chars().count() < 15 {
         return Vec::new();
     }
@@ -392,7 +434,7 @@ pub fn error_terms(text: &str) -> Vec<String> {
             // hex hashes and addresses
             && (w.len() < 8 || !w.bytes().all(|b| b.is_ascii_hexdigit()))
     });
-    let terms = pick(cands, ERROR_TERMS);
+    let terms = pick(cands, max);
     if terms.len() < 2 { Vec::new() } else { terms }
 }
 
@@ -475,6 +517,33 @@ pub fn path_stem(path: &str) -> Option<String> {
         return Some(stem.to_string());
     }
     comps.find(|c| !generic(c)).map(str::to_string)
+}
+
+/// A file's name as the ambient hook searches it (whole, `vercel.json`, `.psqlrc`): `None`
+/// when its stem is generic (`mod.rs`, `Cargo.toml`, `README.md`) or too short to mean
+/// anything.
+pub fn file_name_term(name: &str) -> Option<String> {
+    let name = name.trim();
+    let bare = name.trim_start_matches('.');
+    let stem = bare.split('.').next().unwrap_or(bare);
+    let generic = stem.chars().count() < 3
+        || sorted_contains(GENERIC_STEMS, &stem.to_ascii_lowercase())
+        || name.chars().count() > 128;
+    (!generic).then(|| name.to_string())
+}
+
+/// Whether a prompt asks for knowledge (a question) rather than for work: it has a question
+/// mark or opens with a question word.
+pub fn is_question(prompt: &str) -> bool {
+    const OPENERS: &[&str] = &[
+        "any", "are", "can", "could", "do", "does", "how", "is", "should", "what", "when", "where",
+        "which", "why",
+    ];
+    let p = prompt.trim();
+    p.contains('?')
+        || p.split(|c: char| !c.is_alphanumeric())
+            .next()
+            .is_some_and(|w| OPENERS.contains(&w.to_ascii_lowercase().as_str()))
 }
 
 /// Literal words of a glob or regex pattern worth searching (`**/*config*.rs` → `config`).
@@ -567,13 +636,50 @@ mod tests {
     fn prompt_keywords() {
         assert_eq!(
             prompt_terms("Can you please help me fix the flaky rebase test in GitSync?"),
-            ["fix", "flaky", "rebase", "test", "gitsync"]
+            ["fix", "flaky", "rebase", "test", "GitSync"]
+        );
+        // Identifiers stay as written, so the search splits them as the index did.
+        assert_eq!(
+            prompt_terms("how do I re-parent commits with cherry-picking"),
+            ["re-parent", "commits", "cherry-picking"]
         );
         assert!(prompt_terms("hi there").is_empty());
         assert!(prompt_terms("please can you help me").is_empty());
         assert!(prompt_terms(&"word ".repeat(120)).is_empty());
-        let many = prompt_terms("alpha beta gamma delta epsilon zeta eta theta iota kappa");
-        assert_eq!(many.len(), 6);
+        let many = prompt_terms(
+            "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron",
+        );
+        assert_eq!(many.len(), PROMPT_TERMS);
+    }
+
+    #[test]
+    fn questions_and_file_names() {
+        for q in [
+            "How do I rebase?",
+            "is it safe to vacuum",
+            "what's the limit",
+            "x?",
+        ] {
+            assert!(is_question(q), "{q}");
+        }
+        for q in ["Rename calcTotal", "Run the tests.", "showcase the app"] {
+            assert!(!is_question(q), "{q}");
+        }
+        assert_eq!(
+            file_name_term("vercel.json").as_deref(),
+            Some("vercel.json")
+        );
+        assert_eq!(file_name_term(".psqlrc").as_deref(), Some(".psqlrc"));
+        for generic in [
+            "mod.rs",
+            "Cargo.toml",
+            "README.md",
+            "CHANGELOG.md",
+            "ci.yml",
+            "a.rs",
+        ] {
+            assert_eq!(file_name_term(generic), None, "{generic}");
+        }
     }
 
     #[test]

@@ -3,9 +3,12 @@
 //!
 //! A hook must never break or slow a session, so every problem ends in "print nothing".
 
+pub mod ambient;
 pub mod ctx;
 pub mod events;
 pub mod fresh;
+pub mod gate;
+pub mod inject;
 pub mod input;
 pub mod keywords;
 pub mod once;

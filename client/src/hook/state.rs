@@ -1,6 +1,8 @@
-//! Per-session hook state: a tiny `key=value` file per Claude Code session under
-//! `$XDG_CACHE_HOME/helix/sessions/`, so `stop` knows whether a failure went unrecorded.
+//! Per-session hook state under `$XDG_CACHE_HOME/helix/sessions/`: a tiny `key=value` file
+//! per Claude Code session, so `stop` knows whether a failure went unrecorded, and the
+//! entries the session was shown (`<session>.seen`), so no hook repeats itself.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -87,6 +89,132 @@ pub fn update(session: &str, f: impl FnOnce(&mut State)) -> State {
     s
 }
 
+/// The entries a session has been shown since its last compaction: `<session>.seen`, one
+/// line per injected entry, `<scope> <entry>` as two 16-digit hex hashes (scope 0 for the
+/// prompt and error hooks, the file's for ambient), appended with `O_APPEND` (concurrent
+/// hooks' lines never interleave) and without fsync; a `compact` line starts afresh. The
+/// file is rewritten to what still counts when it passes [`MAX_SEEN_BYTES`].
+#[derive(Debug, Default)]
+pub struct Seen {
+    /// (scope, entry) pairs since the last compaction.
+    pairs: Vec<(u64, u64)>,
+}
+
+/// Where a `.seen` file is cut back (about 2,000 injections).
+pub const MAX_SEEN_BYTES: u64 = 64 * 1024;
+const COMPACT_LINE: &str = "compact";
+
+/// The scope of the prompt and error hooks (any entry shown anywhere counts).
+pub const ANY_SCOPE: u64 = 0;
+
+fn seen_file(session: &str) -> PathBuf {
+    dir().join(format!("{session}.seen"))
+}
+
+/// A stable 64-bit key for a scope (a file path) or an entry (`project:id`).
+pub fn key(text: &str) -> u64 {
+    // Never 0, which is ANY_SCOPE.
+    xxhash_rust::xxh3::xxh3_64(text.as_bytes()).max(1)
+}
+
+impl Seen {
+    /// What `session` has been shown; empty when nothing was recorded or unreadable.
+    pub fn load(session: &str) -> Seen {
+        match std::fs::read_to_string(seen_file(session)) {
+            Ok(text) => Seen::parse(&text),
+            Err(_) => Seen::default(),
+        }
+    }
+
+    fn parse(text: &str) -> Seen {
+        let mut pairs = Vec::new();
+        for line in text.lines() {
+            if line == COMPACT_LINE {
+                pairs.clear();
+                continue;
+            }
+            let mut parts = line.split(' ');
+            let (Some(scope), Some(entry), None) = (parts.next(), parts.next(), parts.next())
+            else {
+                continue;
+            };
+            if let (Ok(scope), Ok(entry)) = (
+                u64::from_str_radix(scope, 16),
+                u64::from_str_radix(entry, 16),
+            ) {
+                pairs.push((scope, entry));
+            }
+        }
+        Seen { pairs }
+    }
+
+    /// Whether `entry` was shown in `scope` since the last compaction; [`ANY_SCOPE`] asks
+    /// whether it was shown anywhere.
+    pub fn contains(&self, scope: u64, entry: u64) -> bool {
+        self.pairs
+            .iter()
+            .any(|&(s, e)| e == entry && (scope == ANY_SCOPE || s == scope))
+    }
+
+    pub fn len(&self) -> usize {
+        self.pairs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pairs.is_empty()
+    }
+}
+
+/// Records that `entries` were shown to `session` in `scope` (best effort).
+pub fn record_seen(session: &str, scope: u64, entries: &[u64]) {
+    let mut text = String::with_capacity(entries.len() * 34);
+    for e in entries {
+        text.push_str(&format!("{scope:016x} {e:016x}\n"));
+    }
+    append_seen(session, &text);
+}
+
+/// Records a compaction: what was shown before it may be shown once more.
+pub fn record_compaction(session: &str) {
+    append_seen(session, &format!("{COMPACT_LINE}\n"));
+}
+
+fn append_seen(session: &str, text: &str) {
+    append_seen_at(&seen_file(session), text);
+}
+
+/// Where a cut-back `.seen` file starts again: the newest this many lines (about 33 KiB).
+const KEEP_SEEN_LINES: usize = 1000;
+
+fn append_seen_at(path: &Path, text: &str) {
+    let open = || {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+    };
+    let file = open().or_else(|_| {
+        std::fs::create_dir_all(path.parent().unwrap_or(Path::new(".")))?;
+        open()
+    });
+    let Ok(mut file) = file else { return };
+    if file.write_all(text.as_bytes()).is_err() {
+        return;
+    }
+    if file.metadata().is_ok_and(|m| m.len() > MAX_SEEN_BYTES) {
+        // Keep what still counts (since the last compaction), the newest lines of it.
+        let seen = std::fs::read_to_string(path)
+            .map(|t| Seen::parse(&t))
+            .unwrap_or_default();
+        let keep = &seen.pairs[seen.pairs.len().saturating_sub(KEEP_SEEN_LINES)..];
+        let mut out = String::with_capacity(keep.len() * 34);
+        for (s, e) in keep {
+            out.push_str(&format!("{s:016x} {e:016x}\n"));
+        }
+        let _ = crate::sys::write_atomic_nosync(path, out.as_bytes());
+    }
+}
+
 /// Deletes session files not touched for [`KEEP`].
 pub fn prune() {
     prune_dir(&dir(), KEEP);
@@ -95,5 +223,43 @@ pub fn prune() {
 fn prune_dir(dir: &Path, keep: Duration) {
     for old in crate::sys::entries_older_than(dir, keep) {
         let _ = std::fs::remove_file(old);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seen_counts_since_the_last_compaction_and_by_scope() {
+        let (file, e1, e2) = (key("src/a.rs"), key("p:one.md"), key("p:two.md"));
+        let text = format!(
+            "0000000000000000 {e1:016x}\ncompact\n{file:016x} {e2:016x}\ngarbage line\n{e1:016x}\n"
+        );
+        let seen = Seen::parse(&text);
+        // e1 was shown before the compaction only: it may come back.
+        assert!(!seen.contains(ANY_SCOPE, e1));
+        // e2 was shown for the file: ambient for that file, and prompts, skip it.
+        assert!(seen.contains(file, e2));
+        assert!(seen.contains(ANY_SCOPE, e2));
+        assert!(!seen.contains(key("src/b.rs"), e2));
+        assert_eq!(seen.len(), 1);
+        assert!(Seen::parse("").is_empty());
+    }
+
+    /// However long a session runs, its `.seen` file stays under about 64 KiB and still
+    /// holds the entries shown last.
+    #[test]
+    fn the_seen_file_stays_small() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.seen");
+        for i in 0..10_000u64 {
+            append_seen_at(&path, &format!("{:016x} {:016x}\n", ANY_SCOPE, i + 1));
+        }
+        let size = std::fs::metadata(&path).unwrap().len();
+        assert!(size <= MAX_SEEN_BYTES + 34, "{size}");
+        let seen = Seen::parse(&std::fs::read_to_string(&path).unwrap());
+        assert!(seen.contains(ANY_SCOPE, 10_000) && seen.contains(ANY_SCOPE, 9_500));
+        assert!(!seen.contains(ANY_SCOPE, 1));
     }
 }

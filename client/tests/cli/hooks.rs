@@ -55,15 +55,15 @@ const ENTRIES: &[(&str, &str)] = &[
 ];
 
 /// A code repository with `.helix.toml` (local mode, project `kb`) and isolated XDG homes.
-struct Fixture {
+pub(crate) struct Fixture {
     _tmp: tempfile::TempDir,
-    root: PathBuf,
-    home: PathBuf,
+    pub(crate) root: PathBuf,
+    pub(crate) home: PathBuf,
 }
 
 impl Fixture {
     /// No `.helix.toml` at all.
-    fn bare() -> Fixture {
+    pub(crate) fn bare() -> Fixture {
         let Client { tmp, root, home } = Client::new();
         Fixture {
             _tmp: tmp,
@@ -73,7 +73,7 @@ impl Fixture {
     }
 
     /// Configured, entries written, but nothing compiled into the cache yet.
-    fn uncompiled() -> Fixture {
+    pub(crate) fn uncompiled() -> Fixture {
         let f = Fixture::bare();
         f.write(".helix.toml", "local = \"knowledge\"\nproject = \"kb\"\n");
         for (path, text) in ENTRIES {
@@ -83,13 +83,13 @@ impl Fixture {
     }
 
     /// The fixture entries compiled into the local cache, as `helix sync` would.
-    fn new() -> Fixture {
+    pub(crate) fn new() -> Fixture {
         let f = Fixture::uncompiled();
         f.compile();
         f
     }
 
-    fn compile(&self) {
+    pub(crate) fn compile(&self) {
         let out = self
             .command()
             .args(["build", "knowledge", "--no-git", "--project", "kb", "-o"])
@@ -103,17 +103,17 @@ impl Fixture {
         );
     }
 
-    fn cache_file(&self) -> PathBuf {
+    pub(crate) fn cache_file(&self) -> PathBuf {
         self.home.join("cache/helix/local/kb/index.hix")
     }
 
-    fn write(&self, rel: &str, text: &str) {
+    pub(crate) fn write(&self, rel: &str, text: &str) {
         let path = self.root.join(rel);
         std::fs::create_dir_all(path.parent().expect("has parent")).expect("mkdir");
         std::fs::write(&path, text).expect("write");
     }
 
-    fn command(&self) -> Command {
+    pub(crate) fn command(&self) -> Command {
         let mut c = Command::new(HELIX);
         c.current_dir(&self.root)
             .env("HOME", &self.home)
@@ -130,7 +130,7 @@ impl Fixture {
     }
 
     /// Runs `helix hook <event>` with `stdin`; asserts exit 0 and returns stdout.
-    fn hook_with(&self, event: &str, stdin: &[u8], env: &[(&str, &str)]) -> String {
+    pub(crate) fn hook_with(&self, event: &str, stdin: &[u8], env: &[(&str, &str)]) -> String {
         let mut cmd = self.command();
         cmd.args(["hook", event])
             .stdin(Stdio::piped())
@@ -157,12 +157,12 @@ impl Fixture {
         String::from_utf8(out.stdout).expect("stdout is UTF-8")
     }
 
-    fn hook(&self, event: &str, input: &Value) -> String {
+    pub(crate) fn hook(&self, event: &str, input: &Value) -> String {
         self.hook_with(event, input.to_string().as_bytes(), &[])
     }
 
     /// A hook input with the common fields for this fixture.
-    fn input(&self, event_name: &str, extra: Value) -> Value {
+    pub(crate) fn input(&self, event_name: &str, extra: Value) -> Value {
         let mut v = json!({
             "session_id": "sess-1",
             "transcript_path": self.home.join("t.jsonl"),
@@ -178,7 +178,7 @@ impl Fixture {
 }
 
 /// Asserts the `additionalContext` shape for `event` and returns the context text.
-fn context(stdout: &str, event: &str) -> String {
+pub(crate) fn context(stdout: &str, event: &str) -> String {
     assert!(
         stdout.ends_with('\n') && stdout.trim_end().lines().count() == 1,
         "one JSON line: {stdout:?}"

@@ -198,6 +198,9 @@ fn parse_with_topic(
 
     let id = path.to_string();
     let mut fm_title = None;
+    // `name` (skills, agents, many tools' front matter) is what the entry is called: the
+    // title when there is none, before a heading such as "Workflow" or the file stem.
+    let mut fm_name = None;
     let mut fm_topic = None;
     let mut fm_date = None;
     let mut fm_author = None;
@@ -239,6 +242,9 @@ fn parse_with_topic(
                 }
             },
             _ => {
+                if lower == "name" {
+                    fm_name = scalar_text(&value).map(trimmed).filter(|s| !s.is_empty());
+                }
                 extra.insert(key_text, value.to_json());
             }
         }
@@ -254,6 +260,7 @@ fn parse_with_topic(
         .collect();
 
     let title = fm_title
+        .or(fm_name)
         .or_else(|| first_heading(body))
         .unwrap_or_else(|| file_stem(path).to_string());
     let topic = fm_topic.unwrap_or_else(|| default_topic.to_string());

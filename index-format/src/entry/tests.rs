@@ -98,6 +98,27 @@ fn title_falls_back_to_setext_heading_then_file_stem() {
     );
 }
 
+/// A skill file: `name` is what it is called, not its first section heading or "SKILL".
+#[test]
+fn front_matter_name_comes_before_headings_and_the_stem() {
+    let skill = "---\nname: Devils Advocate\ndescription: Argue the other side of a design\n---\n\n## Workflow\n\nStep one.\n";
+    let e = parse("agents/SKILL.md", skill);
+    assert_eq!(e.title, "Devils Advocate");
+    // `name` stays in the extra keys, where it was.
+    assert_eq!(e.extra["name"], "Devils Advocate");
+    // A title still wins; an empty or non-text name does not count.
+    let both = "---\ntitle: The Title\nname: the-name\n---\n# Heading\n";
+    assert_eq!(parse("t/x.md", both).title, "The Title");
+    assert_eq!(
+        parse("t/x.md", "---\nname: ''\n---\n# Heading\n").title,
+        "Heading"
+    );
+    assert_eq!(
+        parse("t/x.md", "---\nname: [a, b]\n---\n# Heading\n").title,
+        "Heading"
+    );
+}
+
 #[test]
 fn hash_lines_inside_code_fences_are_not_headings() {
     let text = "Some intro.\n\n```bash\n# install the thing\nmake\n```\n\n~~~\n# also not\n~~~\n\n# The Title\n";

@@ -391,16 +391,15 @@ impl Dev {
 
     /// `helix hook EVENT` with `input` (plus `session_id`, `cwd`) on stdin. The hook must
     /// exit 0 and print nothing or one JSON object; returns that object (`Null` for nothing).
+    /// Each call is its own session unless `input` names one: within a session the hooks
+    /// do not show an entry twice, and these tests look at each call on its own.
     #[track_caller]
     pub fn hook(&self, event: &str, mut input: Value) -> Value {
-        // Each call is a new event, as in a session (Claude Code gives every event of a turn
-        // its `prompt_id`): helix answers an identical input moments later only once.
-        static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        if input.get("prompt_id").is_none() {
+        static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        if input.get("session_id").is_none() {
             let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            input["prompt_id"] = json!(format!("p{n}"));
+            input["session_id"] = json!(format!("{}-session-{n}", self.name));
         }
-        input["session_id"] = json!(format!("{}-session", self.name));
         input["transcript_path"] = json!(self.home.join("transcript.jsonl"));
         input["cwd"] = json!(self.root);
         let mut child = self

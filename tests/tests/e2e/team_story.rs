@@ -297,8 +297,10 @@ fn team_story_store_sync_pull_request_and_offline_hooks() {
     assert_both("B: prompt", &prompt, "UserPromptSubmit", &both);
     let ambient = b.hook("ambient", ambient_input(&b));
     assert_both("B: ambient", &ambient, "PreToolUse", &both);
+    // The error hook shows what explains this failure (A's entry, which quotes it); the
+    // relevance gate lets a runner-up through only when it scores nearly as well.
     let error = b.hook("error", error_input());
-    assert_both("B: error", &error, "PostToolUseFailure", &both);
+    assert_both("B: error", &error, "PostToolUseFailure", &both[..1]);
     // Unrelated knowledge stays out of the error context.
     assert!(
         !context(&error).contains("pool-exhaustion"),

@@ -1,0 +1,244 @@
+//! `helix hook ambient` (PreToolUse on file tools): what the team knows about the file a
+//! tool is about to touch. Entries that list the file among their sources; entries that
+//! name it by its whole, rare name; for an edit, entries that name a symbol it removes; the
+//! topics that share sources with it. The searches pass a literal-mention gate
+//! (`gate::names_rare_term`), and no entry is shown twice for the same file in a session.
+
+use super::ctx::Ctx;
+use super::events::{READ_HINT, Shape, entry_ref_line, hit_line, search, topic_list};
+use super::gate::{self, Signal};
+use super::inject::Injection;
+use super::keywords::{file_name_term, pattern_words, removed_symbols};
+use super::output::{self, MAX_CONTEXT_CHARS, Text};
+use super::state;
+use crate::knowledge::Found;
+use helix_index_format::EntryRef;
+use std::path::{Component, Path, PathBuf};
+
+/// Hits looked at per search (the gate then keeps the literal mentions).
+const SEARCH_DEPTH: usize = 5;
+
+/// Removes `.` and `..` components without touching the filesystem.
+fn normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// `file` relative to the project root, with `/` separators.
+fn repo_rel(root: &Path, cwd: &Path, file: &str) -> Option<String> {
+    let p = Path::new(file);
+    let abs = normalize(&if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        cwd.join(p)
+    });
+    let rel = match abs.strip_prefix(root) {
+        Ok(r) => r.to_path_buf(),
+        Err(_) => {
+            // The root may be reached through a symlink (macOS /tmp, home dirs).
+            let real_root = root.canonicalize().ok()?;
+            let real = abs
+                .parent()
+                .and_then(|d| d.canonicalize().ok())?
+                .join(abs.file_name()?);
+            real.strip_prefix(&real_root).ok()?.to_path_buf()
+        }
+    };
+    let s = rel.to_str()?.to_string();
+    (!s.is_empty()).then_some(s)
+}
+
+/// The searching layers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Layer {
+    Impact,
+    Named,
+}
+
+pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
+    let input = cx.input;
+    let tool = input.str("tool_name").unwrap_or("");
+    let file = input
+        .tool_str("file_path")
+        .or_else(|| input.tool_str("notebook_path"))
+        .or_else(|| input.tool_str("path"));
+    let pattern = if matches!(tool, "Glob" | "Grep") {
+        input.tool_str("pattern")
+    } else {
+        None
+    };
+    let file = file.filter(|f| !f.trim().is_empty() && f.len() <= 4096);
+    if file.is_none() && pattern.is_none() {
+        return None;
+    }
+    let k = cx.knowledge()?;
+    let cwd = cx.cwd()?;
+    if k.sources().is_empty() {
+        return None;
+    }
+    let rel = file.and_then(|f| repo_rel(k.root(), cwd, f));
+    let name = file
+        .and_then(|f| Path::new(f).file_name())
+        .and_then(|n| n.to_str());
+    let symbols = if matches!(tool, "Edit" | "MultiEdit") {
+        removed_symbols(&input.edits())
+    } else {
+        Vec::new()
+    };
+    let target = rel.as_deref().or(file).or(pattern).unwrap_or("");
+    let mut injection = Injection::new(cx, "ambient", state::key(target));
+
+    // 1. Entries whose sources name this file (declared, so no gate).
+    let mut about: Vec<(&str, EntryRef<'_>)> = Vec::new();
+    if let Some(rel) = &rel {
+        about.extend(k.by_source(rel));
+    }
+    // Only a distinctive file name: `mod.rs` would match every module.
+    if about.is_empty()
+        && let Some(name) = name
+        && file_name_term(name).is_some()
+    {
+        about.extend(k.by_file_name(name));
+    }
+    // Instructions for the files a glob matches (Copilot `applyTo`, Cursor `globs`).
+    if let Some(rel) = &rel {
+        about.extend(k.by_source_glob(rel));
+    }
+    about.retain(|(p, e)| injection.take(p, e.id, 0.0, Signal::Source, 0.0));
+    about.truncate(4);
+
+    // 2. Impact: entries that name a symbol this edit removes. 3. Entries that name the
+    // file (or the searched pattern) by its whole, rare name. Each search is kept, with
+    // the hits taken from it: (layer, search, hit).
+    let mut searches: Vec<Found<'_>> = Vec::new();
+    let mut taken: Vec<(Layer, usize, usize)> = Vec::new();
+    let names: Vec<String> = match (name.and_then(file_name_term), pattern) {
+        (Some(n), _) => vec![n],
+        (None, Some(p)) => pattern_words(p),
+        (None, None) => Vec::new(),
+    };
+    let layers = symbols
+        .iter()
+        .map(|s| (Layer::Impact, s.as_str()))
+        .chain(names.iter().take(2).map(|n| (Layer::Named, n.as_str())));
+    for (layer, query) in layers {
+        let found = search(k, query, Shape::Whole, SEARCH_DEPTH);
+        for (at, h) in found.hits.iter().enumerate() {
+            let literal = match layer {
+                // The symbol as written, not only its lowercase token.
+                Layer::Impact => {
+                    h.hit.entry.body.contains(query) || h.hit.entry.title.contains(query)
+                }
+                Layer::Named => true,
+            };
+            let signal = match layer {
+                Layer::Impact => Signal::Symbol,
+                Layer::Named => Signal::FileName,
+            };
+            if literal
+                && taken.iter().filter(|t| t.0 == layer).count() < 3
+                && gate::names_rare_term(&found, h).is_some()
+                && injection.take(h.project, h.hit.entry.id, h.hit.score, signal, 0.0)
+            {
+                taken.push((layer, searches.len(), at));
+            }
+        }
+        searches.push(found);
+    }
+    let lines = |layer: Layer| -> Vec<String> {
+        taken
+            .iter()
+            .filter(|t| t.0 == layer)
+            .map(|&(_, s, at)| hit_line(&searches[s], &searches[s].hits[at]))
+            .collect()
+    };
+    let (impact, named) = (lines(Layer::Impact), lines(Layer::Named));
+
+    // 4. Coupling: topics whose entries share sources with this file (once per file).
+    let mut coupled = rel
+        .as_deref()
+        .map(|r| k.related_topics(r))
+        .unwrap_or_default();
+    if !coupled.is_empty() && !injection.once("coupled-topics") {
+        coupled.clear();
+    }
+
+    let mut t = Text::new(MAX_CONTEXT_CHARS);
+    t.line(&format!(
+        "helix team knowledge for {} ({READ_HINT}):",
+        output::compact(target, 120)
+    ));
+    if !about.is_empty() {
+        t.line("About this file:");
+        for (p, e) in &about {
+            t.item(&entry_ref_line(p, e));
+        }
+    }
+    if !impact.is_empty() {
+        // Impact searches come first, one per symbol, so a search's index is its symbol's.
+        let mut named_symbols: Vec<&str> = taken
+            .iter()
+            .filter(|t| t.0 == Layer::Impact)
+            .filter_map(|t| symbols.get(t.1).map(String::as_str))
+            .collect();
+        named_symbols.dedup();
+        t.line(&format!(
+            "Impact warning: this edit removes `{}`, which these entries mention:",
+            named_symbols.join("`, `")
+        ));
+        for line in &impact {
+            t.item(line);
+        }
+    }
+    if !named.is_empty() {
+        t.line("Entries that name it:");
+        for line in &named {
+            t.item(line);
+        }
+    }
+    if !coupled.is_empty() {
+        let mut topics: Vec<(String, u32)> = Vec::new();
+        for (_, tc) in &coupled {
+            match topics.iter_mut().find(|(n, _)| n == tc.topic) {
+                Some(slot) => slot.1 += tc.count,
+                None => topics.push((tc.topic.to_string(), tc.count)),
+            }
+        }
+        t.item(&format!(
+            "Topics sharing sources with this file: {}",
+            topic_list(&topics, 6)
+        ));
+    }
+    if !t.has_content {
+        return None;
+    }
+    injection.finish(Some(target));
+    Some(output::context(cx.event_name(), t.as_str()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths() {
+        let root = Path::new("/r");
+        assert_eq!(
+            repo_rel(root, Path::new("/r/sub"), "../src/a.rs").as_deref(),
+            Some("src/a.rs")
+        );
+        assert_eq!(
+            repo_rel(root, Path::new("/x"), "/r/src/./b.rs").as_deref(),
+            Some("src/b.rs")
+        );
+    }
+}

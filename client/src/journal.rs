@@ -1,0 +1,176 @@
+//! The injection log: one JSON line per hook call that injected entries (time, session,
+//! hook, where, and per entry its score and the signal that let it through), so anyone can
+//! see afterwards what the model was shown and why. Written by the hooks, read by
+//! `helix log`. Per user, bounded: `$XDG_CACHE_HOME/helix/injections.log` plus the previous
+//! `injections.log.1`, each at most [`MAX_BYTES`].
+//!
+//! Writing must never slow or break a hook: one `O_APPEND` write to a file opened once, no
+//! fsync, every error ignored (the record is dropped).
+
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// A log file is rotated (to `.1`, replacing the older one) once it passes this size.
+pub const MAX_BYTES: u64 = 512 * 1024;
+
+/// One hook call that injected something.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// Unix milliseconds.
+    pub t: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// The hook's name (`prompt`, `error`, `ambient`).
+    pub hook: String,
+    /// The session's working directory, for prompt and error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// The file read or edited, for ambient.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    pub entries: Vec<Injected>,
+}
+
+/// One injected entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Injected {
+    /// `project:id`.
+    pub id: String,
+    pub score: f32,
+    /// What let it through (`separation`, `coverage`, `file-name`, `source`, …).
+    pub signal: String,
+    /// Gate points (prompt and error hooks; 0 where no points are counted).
+    #[serde(default)]
+    pub points: f32,
+}
+
+/// The current log file.
+pub fn path() -> PathBuf {
+    crate::paths::cache_dir().join("injections.log")
+}
+
+fn previous(path: &Path) -> PathBuf {
+    let mut p = path.as_os_str().to_owned();
+    p.push(".1");
+    PathBuf::from(p)
+}
+
+/// Appends `record` to the log (best effort: any error drops it).
+pub fn append(record: &Record) {
+    let _ = append_to(&path(), record);
+}
+
+fn append_to(path: &Path, record: &Record) -> std::io::Result<()> {
+    let mut line = serde_json::to_string(record)?;
+    line.push('\n');
+    let open = || {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+    };
+    let mut file = match open() {
+        Ok(f) => f,
+        Err(_) => {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            open()?
+        }
+    };
+    if file.metadata()?.len() > MAX_BYTES {
+        // Another hook may rotate at the same moment: at worst a few records land in the
+        // older file, none is torn.
+        std::fs::rename(path, previous(path))?;
+        file = open()?;
+    }
+    // One write call: appends of a line never interleave with another process's.
+    file.write_all(line.as_bytes())
+}
+
+/// Every record of the log, oldest first (unparseable lines skipped), optionally only
+/// `session`'s.
+pub fn read(session: Option<&str>) -> Vec<Record> {
+    read_from(&path(), session)
+}
+
+fn read_from(path: &Path, session: Option<&str>) -> Vec<Record> {
+    let mut out = Vec::new();
+    for p in [previous(path), path.to_path_buf()] {
+        let Ok(text) = std::fs::read_to_string(&p) else {
+            continue;
+        };
+        for line in text.lines() {
+            let Ok(r) = serde_json::from_str::<Record>(line) else {
+                continue;
+            };
+            if session.is_none_or(|s| r.session.as_deref() == Some(s)) {
+                out.push(r);
+            }
+        }
+    }
+    out.sort_by_key(|r| r.t);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(i: i64, session: &str) -> Record {
+        Record {
+            t: i,
+            session: Some(session.into()),
+            hook: "prompt".into(),
+            cwd: Some("/repo".into()),
+            file: None,
+            entries: vec![Injected {
+                id: format!("p:t/e{i}.md"),
+                score: 1.5,
+                signal: "separation".into(),
+                points: 4.0,
+            }],
+        }
+    }
+
+    /// However much is written, the log holds at most two files of about MAX_BYTES, and
+    /// the newest records survive.
+    #[test]
+    fn the_log_stays_bounded_and_keeps_the_newest() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("injections.log");
+        let n = 20_000;
+        for i in 0..n {
+            append_to(&path, &record(i, if i % 2 == 0 { "a" } else { "b" })).unwrap();
+        }
+        let size = |p: &Path| std::fs::metadata(p).map_or(0, |m| m.len());
+        let one = serde_json::to_string(&record(n, "a")).unwrap().len() as u64 + 1;
+        assert!(size(&path) <= MAX_BYTES + one, "{}", size(&path));
+        assert!(size(&previous(&path)) <= MAX_BYTES + one);
+        assert!(size(&path) + size(&previous(&path)) > MAX_BYTES);
+        let all = read_from(&path, None);
+        assert_eq!(all.last().unwrap().t, n - 1);
+        assert!(all.len() < n as usize && all.len() > 1000);
+        let b = read_from(&path, Some("b"));
+        assert!(b.iter().all(|r| r.session.as_deref() == Some("b")) && !b.is_empty());
+        // Records are whole JSON lines: every line of both files parses.
+        for p in [&path, &previous(&path)] {
+            let text = std::fs::read_to_string(p).unwrap();
+            assert!(
+                text.lines()
+                    .all(|l| serde_json::from_str::<Record>(l).is_ok())
+            );
+        }
+    }
+
+    #[test]
+    fn an_unwritable_log_is_an_error_not_a_panic() {
+        let dir = tempfile::tempdir().unwrap();
+        // A directory where the file should be.
+        let path = dir.path().join("injections.log");
+        std::fs::create_dir(&path).unwrap();
+        assert!(append_to(&path, &record(1, "a")).is_err());
+        assert!(read_from(&path, None).is_empty());
+    }
+}

@@ -1,0 +1,302 @@
+//! The hooks' relevance gate, no repeats within a session, the injection log (`helix log`)
+//! and `helix search --explain/--project/--topic`, through the real binary.
+
+use serde_json::{Value, json};
+
+use crate::hooks::{Fixture, context};
+
+/// The hook fixture plus twenty notes that each mention running the tests in passing:
+/// everyday words the knowledge is full of.
+fn noisy() -> Fixture {
+    let f = Fixture::uncompiled();
+    for i in 0..20 {
+        f.write(
+            &format!("knowledge/misc/note-{i:02}.md"),
+            &format!(
+                "# Widget {i} behaviour\n\nRun the tests after changing widget{i}; the tests take a minute to run.\n"
+            ),
+        );
+    }
+    f.compile();
+    f
+}
+
+fn prompt(f: &Fixture, session: &str, text: &str) -> String {
+    let mut input = f.input("UserPromptSubmit", json!({ "prompt": text }));
+    input["session_id"] = json!(session);
+    f.hook("prompt", &input)
+}
+
+fn read(f: &Fixture, session: &str, file: &str) -> String {
+    let mut input = f.input(
+        "PreToolUse",
+        json!({"tool_name": "Read", "tool_input": {"file_path": f.root.join(file)}}),
+    );
+    input["session_id"] = json!(session);
+    f.hook("ambient", &input)
+}
+
+const TARGETED: &str = "why do our integration tests hang on the connection pool in CI?";
+
+#[test]
+fn everyday_prompts_and_errors_are_gated_out_targeted_ones_pass() {
+    let f = noisy();
+    for everyday in [
+        "Run the tests.",
+        "Run all the tests after changing it",
+        "Rename calcTotal to computeOrderTotal in src/cart.ts and update every call site.",
+    ] {
+        assert_eq!(prompt(&f, "s1", everyday), "", "{everyday}");
+    }
+    let error = f.input(
+        "PostToolUseFailure",
+        json!({"tool_name": "Bash", "tool_input": {"command": "npm test"},
+               "error": "Exit code 1\nFAIL src/cart.test.ts\n  3 tests failed, run the tests again with --verbose",
+               "is_interrupt": false}),
+    );
+    assert_eq!(f.hook("error", &error), "");
+    let text = context(&prompt(&f, "s1", TARGETED), "UserPromptSubmit");
+    assert!(
+        text.lines()
+            .nth(1)
+            .is_some_and(|l| l.starts_with("- kb:db/pool-exhaustion.md")),
+        "{text}"
+    );
+    assert!(
+        !text.contains("kb:misc/"),
+        "no widget note rides along: {text}"
+    );
+}
+
+#[test]
+fn an_entry_is_not_injected_twice_in_a_session_until_a_compaction() {
+    let f = noisy();
+    let first = prompt(&f, "a", TARGETED);
+    assert!(first.contains("kb:db/pool-exhaustion.md"), "{first}");
+    // The same prompt, or another about the same entry: nothing new to say.
+    assert_eq!(prompt(&f, "a", TARGETED), "");
+    assert_eq!(
+        prompt(
+            &f,
+            "a",
+            "Is the connection pool exhausted in integration tests?"
+        ),
+        ""
+    );
+    // Another session has not seen it.
+    assert!(prompt(&f, "b", TARGETED).contains("kb:db/pool-exhaustion.md"));
+    // After a compaction it may come back, once.
+    let compact = f.input("PreCompact", json!({"trigger": "auto"}));
+    let mut compact = compact;
+    compact["session_id"] = json!("a");
+    assert_eq!(f.hook("pre-compact", &compact), "");
+    assert!(prompt(&f, "a", TARGETED).contains("kb:db/pool-exhaustion.md"));
+    assert_eq!(prompt(&f, "a", TARGETED), "");
+    // SessionStart after a compaction counts too.
+    let mut start = f.input("SessionStart", json!({"source": "compact"}));
+    start["session_id"] = json!("a");
+    assert!(!f.hook("session-start", &start).is_empty());
+    assert!(prompt(&f, "a", TARGETED).contains("kb:db/pool-exhaustion.md"));
+    // The state is one small file per session.
+    let seen = f.home.join("cache/helix/sessions/a.seen");
+    let size = std::fs::metadata(&seen).expect("seen file").len();
+    assert!(size < 200, "{size} bytes");
+}
+
+#[test]
+fn ambient_does_not_repeat_itself_for_the_same_file() {
+    let f = noisy();
+    let first = context(&read(&f, "a", "src/db/pool.rs"), "PreToolUse");
+    assert!(first.contains("kb:db/pool-exhaustion.md"), "{first}");
+    assert!(first.contains("Topics sharing sources"), "{first}");
+    assert_eq!(read(&f, "a", "src/db/pool.rs"), "");
+    // Another file of the session still gets its own entries.
+    let other = context(&read(&f, "a", "src/db/migrate.rs"), "PreToolUse");
+    assert!(other.contains("kb:db/migration-order.md"), "{other}");
+    // A prompt that showed an entry does not silence ambient for a file it is about.
+    assert!(prompt(&f, "c", TARGETED).contains("kb:db/pool-exhaustion.md"));
+    assert!(read(&f, "c", "src/db/pool.rs").contains("kb:db/pool-exhaustion.md"));
+}
+
+fn helix_log(f: &Fixture, args: &[&str]) -> (String, String) {
+    let out = f
+        .command()
+        .arg("log")
+        .args(args)
+        .output()
+        .expect("helix log");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (
+        String::from_utf8(out.stdout).expect("utf-8"),
+        String::from_utf8(out.stderr).expect("utf-8"),
+    )
+}
+
+#[test]
+fn injections_are_logged_and_helix_log_shows_them() {
+    let f = noisy();
+    assert_eq!(
+        helix_log(&f, &["--json"]).0.trim(),
+        r#"{
+  "injections": []
+}"#
+    );
+    assert!(prompt(&f, "one", TARGETED).contains("pool-exhaustion"));
+    assert_eq!(prompt(&f, "one", "Run the tests."), "");
+    assert!(read(&f, "two", "src/db/pool.rs").contains("pool-exhaustion"));
+    let (out, _) = helix_log(&f, &["--json"]);
+    let v: Value = serde_json::from_str(&out).expect("json");
+    let all = v["injections"].as_array().expect("array");
+    assert_eq!(all.len(), 2, "gated-out calls are not logged: {out}");
+    let p = &all[0];
+    assert_eq!(
+        (p["hook"].as_str(), p["session"].as_str()),
+        (Some("prompt"), Some("one"))
+    );
+    assert_eq!(p["cwd"], json!(f.root));
+    assert_eq!(p["entries"][0]["id"], "kb:db/pool-exhaustion.md");
+    assert!(p["entries"][0]["points"].as_f64().unwrap() >= 3.2, "{p}");
+    assert!(p["entries"][0]["score"].as_f64().unwrap() > 0.0, "{p}");
+    assert!(
+        !p["entries"][0]["signal"].as_str().unwrap().is_empty(),
+        "{p}"
+    );
+    let a = &all[1];
+    assert_eq!(
+        (a["hook"].as_str(), a["file"].as_str()),
+        (Some("ambient"), Some("src/db/pool.rs"))
+    );
+    assert_eq!(a["entries"][0]["signal"], "source");
+    let (one, _) = helix_log(&f, &["--session", "two", "--json"]);
+    let one: Value = serde_json::from_str(&one).expect("json");
+    assert_eq!(one["injections"].as_array().map(Vec::len), Some(1));
+    let (human, _) = helix_log(&f, &["--session", "one"]);
+    assert!(
+        human.contains("prompt") && human.contains("session one"),
+        "{human}"
+    );
+    assert!(
+        human.contains("kb:db/pool-exhaustion.md  (score "),
+        "{human}"
+    );
+}
+
+#[test]
+fn the_hook_still_answers_when_the_log_is_unwritable() {
+    let f = noisy();
+    // A directory where the log file should be: every write fails.
+    std::fs::create_dir_all(f.home.join("cache/helix/injections.log")).expect("mkdir");
+    let text = context(&prompt(&f, "x", TARGETED), "UserPromptSubmit");
+    assert!(text.contains("kb:db/pool-exhaustion.md"), "{text}");
+    let (_, err) = helix_log(&f, &[]);
+    assert!(err.contains("nothing injected"), "{err}");
+}
+
+fn search(f: &Fixture, args: &[&str]) -> std::process::Output {
+    f.command()
+        .arg("search")
+        .args(args)
+        .output()
+        .expect("helix search")
+}
+
+#[test]
+fn search_explain_shows_terms_fields_and_the_gate() {
+    let f = noisy();
+    let out = search(&f, &["--explain", "connection", "pool", "exhausted"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    let first = text.lines().next().expect("a hit");
+    assert!(first.contains("kb:db/pool-exhaustion.md"), "{text}");
+    assert!(text.contains("    matched: connect"), "{text}");
+    assert!(text.contains("title 1×"), "{text}");
+    assert!(text.contains("gate pass"), "{text}");
+
+    let out = search(&f, &["--explain", "--json", "run", "tests"]);
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let hit = &v["hits"][0];
+    let terms = hit["explain"]["terms"].as_array().expect("terms");
+    assert!(
+        terms
+            .iter()
+            .any(|t| t["term"] == "test" && t["body"]["count"].as_u64() >= Some(1)),
+        "{hit}"
+    );
+    assert_eq!(hit["explain"]["gate"]["pass"], false, "{hit}");
+    let sum: f64 = terms.iter().map(|t| t["score"].as_f64().unwrap()).sum();
+    assert!(
+        (sum - hit["explain"]["bm25"].as_f64().unwrap()).abs() < 1e-3,
+        "{hit}"
+    );
+}
+
+#[test]
+fn search_filters_by_project_and_project_topic() {
+    let f = noisy();
+    let ids = |args: &[&str]| -> Vec<String> {
+        let out = search(&f, args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+        v["hits"]
+            .as_array()
+            .expect("hits")
+            .iter()
+            .map(|h| h["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let all = ids(&["--json", "tests"]);
+    assert!(all.iter().any(|i| i.starts_with("misc/")) && all.iter().any(|i| i.starts_with("db/")));
+    let db = ids(&["--json", "--topic", "kb:db", "tests"]);
+    assert!(
+        !db.is_empty() && db.iter().all(|i| i.starts_with("db/")),
+        "{db:?}"
+    );
+    assert_eq!(
+        db,
+        ids(&["--json", "--topic", "db", "--project", "kb", "tests"])
+    );
+    let out = search(&f, &["--project", "nope", "tests"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("unknown project `nope`") && err.contains("kb"),
+        "{err}"
+    );
+    let out = search(&f, &["--project", "other", "--topic", "kb:db", "tests"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// An artifact built by a newer helix (a tokenizer version this one does not know) is
+/// still searched, with this helix's own rules, and `helix status` says to update.
+#[test]
+fn an_artifact_of_a_newer_tokenizer_is_searched_and_reported() {
+    let f = noisy();
+    let cache = f.cache_file();
+    let mut bytes = std::fs::read(&cache).expect("cache");
+    // Header: magic (8), version (4), min_reader_version (4), tokenizer_version (4).
+    bytes[16..20].copy_from_slice(&99u32.to_le_bytes());
+    std::fs::write(&cache, &bytes).expect("write");
+    let text = context(&prompt(&f, "new", TARGETED), "UserPromptSubmit");
+    assert!(text.contains("kb:db/pool-exhaustion.md"), "{text}");
+    let out = f.command().arg("status").output().expect("status");
+    let status = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        status.contains("built by a newer helix (tokenizer 99"),
+        "{status}"
+    );
+    let out = f
+        .command()
+        .args(["status", "--json"])
+        .output()
+        .expect("status");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["projects"][0]["tokenizer_version"], 99);
+}
