@@ -21,8 +21,15 @@ fn noisy() -> Fixture {
     f
 }
 
+/// A prompt in `session`, with its own `prompt_id` as Claude Code sends (else an identical
+/// prompt moments later would be a duplicate call, silenced before the gate runs).
 fn prompt(f: &Fixture, session: &str, text: &str) -> String {
-    let mut input = f.input("UserPromptSubmit", json!({ "prompt": text }));
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let mut input = f.input(
+        "UserPromptSubmit",
+        json!({ "prompt": text, "prompt_id": format!("p{n}") }),
+    );
     input["session_id"] = json!(session);
     f.hook("prompt", &input)
 }

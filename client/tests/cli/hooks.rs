@@ -1057,15 +1057,21 @@ fn a_second_call_with_the_same_input_in_a_session_is_silent() {
     let mut other = start.clone();
     other["session_id"] = json!("sess-2");
     context(&f.hook("session-start", &other), "SessionStart");
-    let prompt = |id: &str| {
-        f.input(
-            "UserPromptSubmit",
-            json!({"prompt_id": id, "prompt": "why do integration tests hang on the connection pool?"}),
-        )
+    let ask_about = |id: &str, text: &str| {
+        f.input("UserPromptSubmit", json!({"prompt_id": id, "prompt": text}))
     };
+    let prompt = |id: &str| ask_about(id, "why do integration tests hang on the connection pool?");
     context(&f.hook("prompt", &prompt("p1")), "UserPromptSubmit");
     assert_eq!(f.hook("prompt", &prompt("p1")), "");
-    context(&f.hook("prompt", &prompt("p2")), "UserPromptSubmit");
+    // Another prompt (another id) is not a duplicate. (It asks about another entry: the
+    // session has already been shown the pool entry, which is not repeated.)
+    context(
+        &f.hook(
+            "prompt",
+            &ask_about("p2", "the linker cannot find -lssl on a fresh machine"),
+        ),
+        "UserPromptSubmit",
+    );
     // Claims sit in the runtime directory (memory), per session.
     let claims = f.home.join("run/helix/claims/sess-1");
     assert!(
