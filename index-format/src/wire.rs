@@ -25,8 +25,99 @@ pub struct WriteAck {
     pub path: String,
     /// The commit that added it.
     pub commit: String,
-    /// The artifact generation that contains it.
+    /// The artifact generation that contains it (0 for a proposal: no artifact has it yet).
     pub generation: u64,
+    /// Set when the project reviews writes: the entry is a proposal on its own branch, not
+    /// on the project's branch yet (`id` and `path` are where it will land if approved now).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proposal: Option<ProposalAck>,
+}
+
+/// The proposal a write became in a project in review mode.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProposalAck {
+    /// The proposal id (`GET/POST /v1/projects/{p}/proposals/{id}`).
+    pub id: String,
+    /// The branch that holds its commit (`helix/proposals/<author>/<slug>`).
+    pub branch: String,
+    /// The pull/merge request the server opened, or why it could not (no forge: `None`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forge: Option<ForgeOutcome>,
+}
+
+/// What the forge said when the server opened a pull/merge request for a proposal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForgeOutcome {
+    /// The request's web address, when it was opened.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Why it was not opened (or not labelled): the proposal branch stays either way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Where a proposal is in its life: `open` until a reviewer decides, or the forge merges it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProposalState {
+    Open,
+    /// Approved through helix: landed on the branch.
+    Approved,
+    /// Found on the branch (merged on the forge, or by hand).
+    Merged,
+    Rejected,
+}
+
+impl ProposalState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProposalState::Open => "open",
+            ProposalState::Approved => "approved",
+            ProposalState::Merged => "merged",
+            ProposalState::Rejected => "rejected",
+        }
+    }
+}
+
+/// A proposal as `GET /v1/projects/{p}/proposals[/{id}]` and the decisions answer it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProposalInfo {
+    pub id: String,
+    pub state: ProposalState,
+    pub branch: String,
+    /// The proposal's commit, as the server pushed it.
+    pub commit: String,
+    pub author: String,
+    pub topic: String,
+    pub title: String,
+    /// The entry's id if it landed at the path proposed.
+    pub entry_id: String,
+    /// Unix seconds.
+    pub created: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forge: Option<ForgeOutcome>,
+    /// Who approved or rejected it, and the reason given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Where it landed (approved or merged): the entry id there, the commit and the
+    /// generation of the artifact that contains it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub landed: Option<Landed>,
+}
+
+/// A proposal's entry on the project's branch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Landed {
+    pub id: String,
+    pub commit: String,
+    pub generation: u64,
+}
+
+/// A proposal id: 1 to 20 decimal digits (they are numbered per project).
+pub fn is_valid_proposal_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 20 && id.bytes().all(|b| b.is_ascii_digit())
 }
 
 impl WriteAck {
@@ -107,6 +198,7 @@ mod tests {
             path: "kb/ops/x.md".into(),
             commit: "0123abcd".into(),
             generation: 3,
+            proposal: None,
         };
         assert!(ok.is_plausible());
         for bad in [

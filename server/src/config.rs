@@ -34,6 +34,8 @@ pub const DEFAULT_POLL_SECS: u64 = 60;
 pub enum Scope {
     Read,
     Write,
+    /// List, approve and reject proposals (projects whose writes are reviewed).
+    Review,
 }
 
 impl Scope {
@@ -41,12 +43,14 @@ impl Scope {
         match self {
             Scope::Read => "read",
             Scope::Write => "write",
+            Scope::Review => "review",
         }
     }
     pub fn parse(s: &str) -> Option<Scope> {
         match s.trim() {
             "read" => Some(Scope::Read),
             "write" => Some(Scope::Write),
+            "review" => Some(Scope::Review),
             _ => None,
         }
     }
@@ -104,10 +108,106 @@ pub struct ProjectConfig {
     /// Seed an empty server-owned repository with the embedded example entries.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub seed_examples: bool,
+    /// Whether an accepted write lands on the branch (`direct`) or becomes a proposal on its
+    /// own branch for someone to approve (`review`).
+    #[serde(default, skip_serializing_if = "WriteMode::is_direct")]
+    pub writes: WriteMode,
+    /// The forge where proposals get a pull/merge request (review mode with an upstream).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forge: Option<ForgeConfig>,
     #[serde(default)]
     pub tokens: Vec<TokenConfig>,
 }
 
+/// What becomes of an accepted write.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WriteMode {
+    /// Committed onto the project's branch at once.
+    #[default]
+    Direct,
+    /// Committed onto a proposal branch of its own; lands when approved or merged.
+    Review,
+}
+
+impl WriteMode {
+    pub fn is_direct(&self) -> bool {
+        *self == WriteMode::Direct
+    }
+}
+
+/// Which forge API opens the pull/merge requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ForgeKind {
+    Github,
+    Gitlab,
+}
+
+/// `[projects.forge]`: where and how proposals become pull/merge requests. The token is
+/// never in this file: an environment variable or a file names it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForgeConfig {
+    pub kind: ForgeKind,
+    /// API base URL; default `https://api.github.com` or `https://gitlab.com/api/v4`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api: Option<String>,
+    /// GitHub `owner/repo`; GitLab the project's path (`group/project`) or numeric id.
+    pub repository: String,
+    /// Environment variable that holds the token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_env: Option<String>,
+    /// File that holds the token (trailing whitespace ignored).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_file: Option<PathBuf>,
+    /// Label put on every request.
+    #[serde(default = "default_label")]
+    pub label: String,
+}
+
+fn default_label() -> String {
+    "helix-proposal".into()
+}
+
+impl ForgeConfig {
+    /// The API base without a trailing slash.
+    pub fn api_base(&self) -> String {
+        let base = self.api.clone().unwrap_or_else(|| {
+            match self.kind {
+                ForgeKind::Github => "https://api.github.com",
+                ForgeKind::Gitlab => "https://gitlab.com/api/v4",
+            }
+            .to_string()
+        });
+        base.trim_end_matches('/').to_string()
+    }
+
+    fn check(&self) -> Result<(), String> {
+        if self.token_env.is_some() == self.token_file.is_some() {
+            return Err("forge: set exactly one of token_env and token_file".into());
+        }
+        let api = self.api_base();
+        if !(api.starts_with("https://") || api.starts_with("http://")) {
+            return Err(format!("forge: api {api:?} is not an http(s) URL"));
+        }
+        let repo = self.repository.trim();
+        let github_ok = repo.split('/').count() == 2 && !repo.split('/').any(str::is_empty);
+        if repo.is_empty() || (self.kind == ForgeKind::Github && !github_ok) {
+            return Err(format!(
+                "forge: repository {:?} must be `owner/repo` (GitHub) or the project's path or id (GitLab)",
+                self.repository
+            ));
+        }
+        if self.label.trim().is_empty() || self.label.contains(',') {
+            return Err(format!(
+                "forge: label {:?} must be non-empty, without commas",
+                self.label
+            ));
+        }
+        Ok(())
+    }
+}
 /// A token, stored only as the sha256 of its plaintext.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -168,6 +268,8 @@ impl Config {
                 poll_interval_secs: default_poll(),
                 webhook_secret: None,
                 seed_examples: true,
+                writes: WriteMode::Direct,
+                forge: None,
                 tokens: Vec::new(),
             }],
         }
@@ -251,6 +353,15 @@ impl Config {
                     p.name
                 ));
             }
+            if let Some(f) = &p.forge {
+                if p.writes.is_direct() || p.upstream.is_none() {
+                    return Err(format!(
+                        "project {:?}: [projects.forge] needs writes = \"review\" and an upstream (the forge opens its requests from proposal branches pushed there)",
+                        p.name
+                    ));
+                }
+                f.check().map_err(|e| format!("project {:?}: {e}", p.name))?;
+            }
             for t in &p.tokens {
                 if t.sha256.len() != 64 || !t.sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
                     return Err(format!(
@@ -304,6 +415,25 @@ mod tests {
         assert!(format!("{e:#}").contains("project name"), "{e:#}");
         let e = Config::parse("bogus = 1\n", "f.toml").unwrap_err();
         assert!(format!("{e:#}").contains("bogus"), "{e:#}");
+    }
+
+    #[test]
+    fn review_mode_and_forge_are_checked() {
+        let base = "[[projects]]\nname = \"p\"\nupstream = \"/srv/kb.git\"\n";
+        let cfg = Config::parse(&format!("{base}writes = \"review\"\n"), "f").expect("valid");
+        assert_eq!(cfg.projects[0].writes, WriteMode::Review);
+        assert!(Config::parse(base, "f").expect("valid").projects[0].writes.is_direct());
+        let forge = "[projects.forge]\nkind = \"github\"\nrepository = \"acme/kb\"\ntoken_env = \"T\"\n";
+        let e = Config::parse(&format!("{base}{forge}"), "f").unwrap_err();
+        assert!(format!("{e}").contains("needs writes = \"review\""), "{e}");
+        let cfg = Config::parse(&format!("{base}writes = \"review\"\n{forge}"), "f").expect("ok");
+        let f = cfg.projects[0].forge.as_ref().expect("forge");
+        assert_eq!((f.api_base().as_str(), f.label.as_str()), ("https://api.github.com", "helix-proposal"));
+        let both = forge.replace("token_env = \"T\"", "token_env = \"T\"\ntoken_file = \"/t\"");
+        let e = Config::parse(&format!("{base}writes = \"review\"\n{both}"), "f").unwrap_err();
+        assert!(format!("{e}").contains("exactly one of token_env"), "{e}");
+        let e = Config::parse(&format!("{base}writes = \"reviewed\"\n"), "f").unwrap_err();
+        assert!(format!("{e}").contains("reviewed"), "{e}");
     }
 
     #[test]

@@ -6,7 +6,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use helix_index_format::ValidationError;
 
-use crate::project::{JobError, PinError, WriteError};
+use crate::project::{JobError, PinError, ProposalError, WriteError};
 
 /// An error answered to a client.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,6 +74,25 @@ impl From<WriteError> for AppError {
             | WriteError::PushRejected { .. }
             | WriteError::Push(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
             WriteError::Repository(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+        };
+        AppError::new(status, code, e.to_string())
+    }
+}
+
+impl From<ProposalError> for AppError {
+    fn from(e: ProposalError) -> AppError {
+        let (status, code) = match &e {
+            ProposalError::NotFound { .. } => (StatusCode::NOT_FOUND, "proposal_not_found"),
+            ProposalError::NotReviewed => (StatusCode::NOT_FOUND, "not_reviewed"),
+            ProposalError::Decided { .. } => (StatusCode::CONFLICT, "proposal_decided"),
+            ProposalError::BranchGone { .. } => (StatusCode::CONFLICT, "proposal_branch_gone"),
+            ProposalError::BranchMoved { .. } => (StatusCode::CONFLICT, "proposal_branch_moved"),
+            ProposalError::Land { error, .. } => {
+                let inner = AppError::from(error.clone());
+                return AppError::new(inner.status, inner.code, e.to_string());
+            }
+            ProposalError::Upstream(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+            ProposalError::Repository(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         };
         AppError::new(status, code, e.to_string())
     }

@@ -17,6 +17,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use helix_index_format::NewEntry;
+use helix_index_format::wire::{ForgeOutcome, ProposalInfo};
 use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::oneshot;
@@ -24,7 +25,9 @@ use tokio::sync::oneshot;
 use crate::auth::{self, AuthFailure, Principal};
 use crate::config::Scope;
 use crate::error::AppError;
-use crate::project::{Job, JobError, Project, WriteError, WriteJob};
+use crate::project::{
+    Job, JobError, Project, ProposalError, ProposalJob, ProposalOp, WriteError, WriteJob,
+};
 use crate::state::AppState;
 use crate::store::Served;
 use crate::transfer::{self, Coding};
@@ -46,6 +49,16 @@ pub fn app(state: AppState) -> Router {
         .route("/v1/projects/{project}/index", get(get_index))
         .route("/v1/projects/{project}/status", get(get_status))
         .route("/v1/projects/{project}/entries", post(post_entry))
+        .route("/v1/projects/{project}/proposals", get(list_proposals))
+        .route("/v1/projects/{project}/proposals/{id}", get(get_proposal))
+        .route(
+            "/v1/projects/{project}/proposals/{id}/approve",
+            post(approve_proposal),
+        )
+        .route(
+            "/v1/projects/{project}/proposals/{id}/reject",
+            post(reject_proposal),
+        )
         // GitHub push payloads can be far larger than an entry.
         .route(
             "/v1/projects/{project}/refresh",
@@ -453,17 +466,131 @@ async fn post_entry(
     let (tx, rx) = oneshot::channel();
     p.send(Job::Write(WriteJob {
         key,
-        author,
-        entry,
+        author: author.clone(),
+        entry: entry.clone(),
         reply: tx,
     }))?;
-    let reply = rx.await.map_err(|_| JobError::Unanswered)??;
+    let mut reply = rx.await.map_err(|_| JobError::Unanswered)??;
     let status = if reply.created {
         StatusCode::CREATED
     } else {
         StatusCode::OK
     };
+    // A new proposal gets its pull/merge request now, off the worker; a forge that fails
+    // leaves the branch, and the answer and the proposal record say why.
+    if let (true, Some(proposal), Some(forge)) =
+        (reply.created, reply.ack.proposal.as_mut(), p.cfg.forge.as_ref())
+    {
+        let req = crate::forge::Request::for_proposal(&entry, &author, proposal, &p.cfg.branch);
+        let outcome = match crate::forge::open(forge, &req).await {
+            Ok(url) => {
+                tracing::info!(project = %project, proposal = %proposal.id, %url, "pull request opened");
+                ForgeOutcome {
+                    url: Some(url),
+                    error: None,
+                }
+            }
+            Err(e) => {
+                tracing::warn!(project = %project, proposal = %proposal.id, error = %e, "pull request not opened; the proposal branch stays");
+                ForgeOutcome {
+                    url: None,
+                    error: Some(e.to_string()),
+                }
+            }
+        };
+        p.set_forge_outcome(&proposal.id, outcome.clone());
+        proposal.forge = Some(outcome);
+    }
     Ok((status, Json(reply.ack)).into_response())
+}
+
+/// Sends a proposal job to the project's worker and waits for its answer.
+async fn proposal_job(p: &Project, op: ProposalOp) -> Result<Vec<ProposalInfo>, AppError> {
+    let (tx, rx) = oneshot::channel();
+    p.send(Job::Proposal(ProposalJob { op, reply: tx }))?;
+    Ok(rx.await.map_err(|_| JobError::Unanswered)??)
+}
+
+/// A proposal id from the path: unknown unless it is one (digits).
+fn proposal_id(id: &str) -> Result<String, AppError> {
+    if helix_index_format::wire::is_valid_proposal_id(id) {
+        Ok(id.to_string())
+    } else {
+        Err(ProposalError::NotFound { id: id.to_string() }.into())
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct ProposalsQuery {
+    #[serde(default)]
+    all: Option<String>,
+}
+
+async fn list_proposals(
+    State(state): State<AppState>,
+    Path(project): Path<String>,
+    caller: Caller,
+    query: Result<Query<ProposalsQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, AppError> {
+    let (_, p) = authorize(&state, &caller, &project, Scope::Review)?;
+    let all = query
+        .ok()
+        .and_then(|q| q.0.all)
+        .is_some_and(|w| w != "0" && w != "false");
+    let list = proposal_job(&p, ProposalOp::List { all }).await?;
+    Ok(Json(json!({ "proposals": list })).into_response())
+}
+
+/// One proposal: readable with the read scope, so the author's client can follow its own.
+async fn get_proposal(
+    State(state): State<AppState>,
+    Path((project, id)): Path<(String, String)>,
+    caller: Caller,
+) -> Result<Response, AppError> {
+    let (_, p) = authorize(&state, &caller, &project, Scope::Read)?;
+    let id = proposal_id(&id)?;
+    let mut one = proposal_job(&p, ProposalOp::Get { id }).await?;
+    Ok(Json(one.pop()).into_response())
+}
+
+async fn approve_proposal(
+    State(state): State<AppState>,
+    Path((project, id)): Path<(String, String)>,
+    caller: Caller,
+) -> Result<Response, AppError> {
+    let (who, p) = authorize(&state, &caller, &project, Scope::Review)?;
+    let id = proposal_id(&id)?;
+    let by = who.author().chars().filter(|c| !c.is_control()).collect();
+    let mut one = proposal_job(&p, ProposalOp::Approve { id, by }).await?;
+    Ok(Json(one.pop()).into_response())
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RejectBody {
+    #[serde(default)]
+    reason: Option<String>,
+}
+
+async fn reject_proposal(
+    State(state): State<AppState>,
+    Path((project, id)): Path<(String, String)>,
+    caller: Caller,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, AppError> {
+    let (who, p) = authorize(&state, &caller, &project, Scope::Review)?;
+    let id = proposal_id(&id)?;
+    let body = body.map_err(|e| body_error(e, state.config.max_body_bytes))?;
+    let RejectBody { reason } = if body.iter().all(u8::is_ascii_whitespace) {
+        RejectBody::default()
+    } else {
+        serde_json::from_slice(&body)
+            .map_err(|e| AppError::bad_request(format!("reject body: {e} (expected {{\"reason\": \"...\"}})")))?
+    };
+    let reason = reason.map(|r| r.chars().filter(|c| *c == '\n' || !c.is_control()).take(2000).collect());
+    let by = who.author().chars().filter(|c| !c.is_control()).collect();
+    let mut one = proposal_job(&p, ProposalOp::Reject { id, by, reason }).await?;
+    Ok(Json(one.pop()).into_response())
 }
 
 #[derive(Debug, Deserialize)]
@@ -594,6 +721,8 @@ mod tests {
             ProjectConfig {
                 name: "a".into(),
                 seed_examples: false,
+                writes: Default::default(),
+                forge: None,
                 tokens: vec![
                     TokenConfig {
                         name: "alice".into(),
@@ -611,6 +740,8 @@ mod tests {
             ProjectConfig {
                 name: "b".into(),
                 seed_examples: false,
+                writes: Default::default(),
+                forge: None,
                 tokens: vec![TokenConfig {
                     name: "bob".into(),
                     sha256: hash_token("tok-b"),

@@ -4,6 +4,7 @@
 pub mod auth;
 pub mod config;
 pub mod error;
+pub mod forge;
 pub mod git;
 pub mod http;
 pub mod listen;

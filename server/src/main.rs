@@ -48,7 +48,7 @@ enum TokenCommand {
         project: String,
         #[arg(long)]
         name: String,
-        /// Comma-separated scopes: read, write.
+        /// Comma-separated scopes: read, write, review.
         #[arg(long, default_value = "read")]
         scope: String,
     },
@@ -98,7 +98,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             for s in scope.split(',').filter(|s| !s.trim().is_empty()) {
                 scopes.push(
                     Scope::parse(s)
-                        .with_context(|| format!("unknown scope {s:?} (use read, write)"))?,
+                        .with_context(|| format!("unknown scope {s:?} (use read, write, review)"))?,
                 );
             }
             let token = tokens::add_token(&path, &project, &name, &scopes)?;

@@ -202,6 +202,18 @@ impl Repo {
         from: ObjectId,
         to: Option<ObjectId>,
     ) -> Result<(), GitError> {
+        self.move_branch(branch, from, to, "helix: undo unpushed commit")
+    }
+
+    /// Compare-and-swap of `branch` from `from` to `to` (`None`: delete it), with `why` in
+    /// the reflog; fails when the branch is not at `from`.
+    pub fn move_branch(
+        &self,
+        branch: &str,
+        from: ObjectId,
+        to: Option<ObjectId>,
+        why: &str,
+    ) -> Result<(), GitError> {
         use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
         let name: gix::refs::FullName = full_ref(branch)
             .as_str()
@@ -212,7 +224,7 @@ impl Repo {
                 log: LogChange {
                     mode: RefLog::AndReference,
                     force_create_reflog: false,
-                    message: "helix: undo unpushed commit".into(),
+                    message: why.into(),
                 },
                 expected: PreviousValue::MustExistAndMatch(gix::refs::Target::Object(from)),
                 new: gix::refs::Target::Object(to),
@@ -241,12 +253,14 @@ impl Repo {
             return Ok(0);
         }
         let keep: Vec<String> = self.branches.iter().map(|b| full_ref(b)).collect();
+        // Proposal branches are the server's own, not followed: kept until decided.
+        let proposals = full_ref(PROPOSAL_BRANCHES);
         let platform = self.repo.references().map_err(gix("cannot list refs"))?;
         let mut edits = Vec::new();
         for r in platform.all().map_err(gix("cannot list refs"))? {
             let r = r.map_err(gix("cannot read a ref"))?;
             let name = r.name().as_bstr().to_str_lossy().into_owned();
-            if name == "HEAD" || keep.contains(&name) {
+            if name == "HEAD" || keep.contains(&name) || name.starts_with(&proposals) {
                 continue;
             }
             edits.push(RefEdit {
@@ -352,6 +366,9 @@ pub enum Folder {
         kind: Kind,
     },
 }
+
+/// Where proposal branches live: `helix/proposals/<author>/<slug>`.
+pub const PROPOSAL_BRANCHES: &str = "helix/proposals/";
 
 /// `refs/heads/<branch>`.
 fn full_ref(branch: &str) -> String {

@@ -179,6 +179,59 @@ impl Repo {
     }
 }
 
+impl Repo {
+    /// Where `branch` points on the upstream (`None`: it does not exist there, or there is
+    /// no upstream).
+    pub fn remote_tip(&self, branch: &str) -> Result<Option<ObjectId>, GitError> {
+        let Some(url) = &self.upstream else {
+            return Ok(None);
+        };
+        let mut cmd = self.git();
+        cmd.args(["ls-remote", "--"]).arg(url).arg(full_ref(branch));
+        let out = run(cmd, &format!("`git ls-remote` of {url}"), FETCH_TIMEOUT)?;
+        if !out.ok {
+            return Err(GitError::Fetch {
+                url: url.clone(),
+                stderr: out.stderr.trim().to_string(),
+            });
+        }
+        let wanted = full_ref(branch);
+        Ok(out.stdout.lines().find_map(|l| {
+            let (id, name) = l.split_once('\t')?;
+            (name.trim() == wanted)
+                .then(|| ObjectId::from_hex(id.trim().as_bytes()).ok())
+                .flatten()
+        }))
+    }
+
+    /// Deletes `branch` on the upstream if it still points at `expected` (a lease: a branch
+    /// someone moved since is left alone and the push fails). No upstream: nothing to do.
+    pub fn push_delete(&self, branch: &str, expected: ObjectId) -> Result<PushOutcome, GitError> {
+        let Some(url) = &self.upstream else {
+            return Ok(PushOutcome::Pushed);
+        };
+        let r = full_ref(branch);
+        let mut cmd = self.git();
+        cmd.args(["push", "--porcelain", "--quiet"])
+            .arg(format!("--force-with-lease={r}:{expected}"))
+            .arg("--")
+            .arg(url)
+            .arg(format!(":{r}"));
+        let out = run(cmd, &format!("`git push --delete` to {url}"), FETCH_TIMEOUT)?;
+        if out.ok {
+            return Ok(PushOutcome::Pushed);
+        }
+        let text = format!("{}{}", out.stdout, out.stderr);
+        if text.contains("stale info") || text.contains("[rejected]") {
+            return Ok(PushOutcome::Rejected(text.trim().to_string()));
+        }
+        Err(GitError::Push {
+            url: url.clone(),
+            output: text.trim().to_string(),
+        })
+    }
+}
+
 /// What a finished `git` process said.
 #[derive(Debug)]
 struct GitOutput {

@@ -230,6 +230,25 @@ impl Repo {
         Ok(out)
     }
 
+    /// The blob at `path` in `commit`, if there is one.
+    pub fn blob_at(&self, commit: ObjectId, path: &str) -> Result<Option<ObjectId>, GitError> {
+        let tree = self.commit_tree(commit)?;
+        let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+        let folder = if dir.is_empty() {
+            Some(tree)
+        } else {
+            self.subtree(tree, dir)?
+        };
+        let Some(folder) = folder else {
+            return Ok(None);
+        };
+        Ok(self
+            .tree_items(folder)?
+            .get(name)
+            .filter(|i| i.is_blob)
+            .map(|i| i.id))
+    }
+
     /// Size of an object in bytes, without reading it.
     pub fn object_size(&self, id: ObjectId) -> Result<u64, GitError> {
         Ok(self

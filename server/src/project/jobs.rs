@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use helix_index_format::wire::WriteAck;
+use helix_index_format::wire::{ProposalInfo, ProposalState, WriteAck};
 use helix_index_format::{NewEntry, ValidationError};
 use tokio::sync::oneshot;
 
@@ -15,7 +15,70 @@ use crate::store::ArtifactInfo;
 pub enum Job {
     Write(WriteJob),
     Refresh(Option<oneshot::Sender<Result<Option<ArtifactInfo>, String>>>),
+    Proposal(ProposalJob),
     Shutdown,
+}
+
+/// A question or decision about a project's proposals (review mode).
+#[derive(Debug)]
+pub struct ProposalJob {
+    pub op: ProposalOp,
+    /// The proposals listed, or the one asked about or decided.
+    pub reply: oneshot::Sender<Result<Vec<ProposalInfo>, ProposalError>>,
+}
+
+#[derive(Debug, Clone)]
+pub enum ProposalOp {
+    /// The open proposals (and, with `all`, the decided ones too).
+    List { all: bool },
+    Get { id: String },
+    Approve { id: String, by: String },
+    Reject {
+        id: String,
+        by: String,
+        reason: Option<String>,
+    },
+}
+
+/// Why a proposal could not be shown or decided; the HTTP status of each is in `error.rs`.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ProposalError {
+    #[error("no proposal {id:?} in this project (list them with `helix review list`)")]
+    NotFound { id: String },
+    #[error("proposal {id} is already {} ({})", .state.as_str(), .by.as_deref().unwrap_or("found on the branch"))]
+    Decided {
+        id: String,
+        state: ProposalState,
+        by: Option<String>,
+    },
+    #[error(
+        "proposal {id}: its branch {branch} no longer exists on the upstream (deleted there); reject it to forget it"
+    )]
+    BranchGone { id: String, branch: String },
+    #[error(
+        "proposal {id}: its branch {branch} was changed on the upstream (it is at {found}, the server pushed {pushed}); nothing was landed; review the branch on the forge"
+    )]
+    BranchMoved {
+        id: String,
+        branch: String,
+        pushed: String,
+        found: String,
+    },
+    /// Landing the entry on the branch failed; nothing of it is on the branch.
+    #[error("proposal {id} was not landed: {error}")]
+    Land { id: String, error: WriteError },
+    #[error("cannot reach the upstream: {0}")]
+    Upstream(Arc<GitError>),
+    #[error("the project does not review writes (writes = \"direct\"): it has no proposals")]
+    NotReviewed,
+    #[error(transparent)]
+    Repository(Arc<GitError>),
+}
+
+impl From<GitError> for ProposalError {
+    fn from(e: GitError) -> ProposalError {
+        ProposalError::Repository(Arc::new(e))
+    }
 }
 
 /// A write's result: `created` is false for a replay of an idempotency key.

@@ -5,6 +5,8 @@ mod idempotency;
 mod ingest;
 mod jobs;
 mod placement;
+mod proposals;
+mod review;
 mod write;
 
 use std::collections::HashMap;
@@ -24,7 +26,10 @@ use crate::store::{ArtifactInfo, ArtifactStore, DiagnosticInfo, Pointer, Served,
 use crate::sys::{lock, now_secs, read};
 
 use idempotency::IdempotencyLog;
-pub use jobs::{Job, JobError, ReplyTx, WriteError, WriteJob, WriteReply};
+pub use jobs::{
+    Job, JobError, ProposalError, ProposalJob, ProposalOp, ReplyTx, WriteError, WriteJob,
+    WriteReply,
+};
 use placement::Group;
 
 mod embedded {
@@ -87,6 +92,9 @@ pub struct Project {
     tx: Mutex<Option<Sender<(usize, Job)>>>,
     /// The worker thread, shared by the projects on its repository.
     worker: Arc<Mutex<Option<std::thread::JoinHandle<()>>>>,
+    /// Review mode: the proposals (decided by the worker; the forge outcome is recorded by
+    /// the handler that opened the request).
+    proposals: Arc<Mutex<proposals::Book>>,
 }
 
 /// Opens (or creates) a group's bare repository; seeds the embedded examples into an empty
@@ -151,6 +159,7 @@ fn start_group(
         })?;
         let store = ArtifactStore::new(&dir, keep)?;
         let (current, pointer) = store.last_good();
+        let book = proposals::Book::open(dir.join("proposals.json"));
         if let Some(c) = &current {
             tracing::info!(project = %cfg.name, commit = %c.info.commit, generation = c.info.generation, "serving last good artifact");
             metrics.artifact(&cfg.name, c.info.bytes, c.info.entries, c.info.generation);
@@ -165,6 +174,7 @@ fn start_group(
             lane,
             tx: Mutex::new(Some(tx.clone())),
             worker: worker.clone(),
+            proposals: Arc::new(Mutex::new(book)),
         }));
     }
     // gix repositories are not `Send`: the worker thread opens its own and reports
@@ -216,6 +226,11 @@ impl Project {
             ..Census::default()
         }
         .with_skipped_keys(ptr.skipped.iter().map(|(k, n)| (k.as_str(), *n)))
+    }
+
+    /// Records what the forge answered when a pull/merge request was opened for proposal `id`.
+    pub fn set_forge_outcome(&self, id: &str, outcome: helix_index_format::wire::ForgeOutcome) {
+        lock(&self.proposals).set_forge(id, outcome);
     }
 
     pub fn fetch_status(&self) -> FetchStatus {
@@ -413,10 +428,12 @@ impl Worker {
             }
             let mut writes: Vec<Vec<WriteJob>> = (0..n).map(|_| Vec::new()).collect();
             let mut refreshes = Vec::new();
+            let mut proposal_jobs = Vec::new();
             let mut shutdown = false;
             for (lane, j) in jobs {
                 match j {
                     Job::Write(w) => writes[lane].push(w),
+                    Job::Proposal(p) => proposal_jobs.push((lane, p)),
                     Job::Refresh(r) => refreshes.push((lane, r)),
                     Job::Shutdown => shutdown = true,
                 }
@@ -427,6 +444,11 @@ impl Worker {
                     self.guarded(i, "write", |l| l.process_writes(batch));
                     moved.push(self.lanes[i].project.cfg.branch.clone());
                 }
+            }
+            // One at a time, after the writes: two approvals of one proposal land it once.
+            for (i, job) in proposal_jobs {
+                self.guarded(i, "proposal", |l| l.proposal_job(job));
+                moved.push(self.lanes[i].project.cfg.branch.clone());
             }
             // The other projects on a branch that writes moved (a subdir and the whole
             // repository) compile it now too, not at the next poll.

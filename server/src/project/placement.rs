@@ -133,6 +133,8 @@ mod tests {
             poll_interval_secs: 60,
             webhook_secret: None,
             seed_examples: false,
+            writes: Default::default(),
+            forge: None,
             tokens: vec![],
         }
     }

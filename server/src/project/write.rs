@@ -133,6 +133,10 @@ impl Lane<'_> {
             }
             self.scan_commit_keys();
         }
+        if !self.project.cfg.writes.is_direct() {
+            self.propose_groups(groups);
+            return;
+        }
         let started = Instant::now();
         let result = loop {
             // Replays whose key appeared in git (recovered after a crash, or pushed by an
@@ -166,6 +170,7 @@ impl Lane<'_> {
                             path,
                             commit: commit.to_string(),
                             generation: self.generation,
+                            proposal: None,
                         };
                         if let Some(k) = &g.job.key {
                             self.idem
@@ -189,6 +194,88 @@ impl Lane<'_> {
             }
         };
         self.reply(groups.into_iter().zip(answers).collect(), true);
+    }
+
+    /// Review mode: every write becomes a proposal of its own (placed on the branch tip as a
+    /// direct write would be), answered and its key recorded like a direct write.
+    fn propose_groups(&mut self, groups: Vec<Group>) {
+        let groups = self.answer_known(groups);
+        if groups.is_empty() {
+            return;
+        }
+        let placed = match self.tip().and_then(|tip| Ok((tip, self.place(tip, &groups)?))) {
+            Ok(p) => p,
+            Err(e) => {
+                let e = WriteError::from(e);
+                self.reply(groups.into_iter().map(|g| (g, Err(e.clone()))).collect(), false);
+                return;
+            }
+        };
+        let (base, placed) = placed;
+        let mut answers = Vec::with_capacity(groups.len());
+        for (g, path) in groups.iter().zip(placed) {
+            let answer = path.and_then(|path| {
+                let file = self.entry_file(&g.job.entry, &g.job.author, &path);
+                let ack = self.propose(&g.job.entry, &g.job.author, base, path, file)?;
+                if let Some(k) = &g.job.key {
+                    self.idem.record(k, ack.clone(), Some(g.fingerprint.clone()));
+                }
+                Ok(WriteReply { created: true, ack })
+            });
+            if let Err(e) = &answer {
+                tracing::warn!(project = %self.name(), error = %e, "proposal failed");
+            }
+            answers.push(answer);
+        }
+        self.idem.save();
+        self.reply(groups.into_iter().zip(answers).collect(), true);
+    }
+
+    /// Lands one entry on the branch through the write path (placement, compare-and-swap
+    /// commit, push with retries): an approved proposal whose branch moved. Returns the
+    /// commit and the entry's repository path.
+    pub(super) fn land(
+        &mut self,
+        entry: &NewEntry,
+        author: &str,
+    ) -> Result<(ObjectId, String), WriteError> {
+        let (reply, _) = tokio::sync::oneshot::channel();
+        let g = Group::new(WriteJob {
+            key: None,
+            author: author.to_string(),
+            entry: entry.clone(),
+            reply,
+        });
+        let groups = [g];
+        loop {
+            match self.commit_batch(&groups) {
+                Ok(Batch::Committed(commit, mut placed)) => {
+                    let path = placed.pop().expect("one write, one placement")?;
+                    return Ok((commit, path));
+                }
+                Ok(Batch::Refused(mut refusals)) => {
+                    return Err(refusals.pop().expect("one write, one refusal"));
+                }
+                Err(BatchError::KeysAppeared) => continue,
+                Err(BatchError::Failed(e)) => return Err(e),
+            }
+        }
+    }
+
+    /// The entry file a write commits at `path`.
+    fn entry_file(&self, new: &NewEntry, author: &str, path: &str) -> Vec<u8> {
+        let entry = Entry {
+            id: self.id_of(path),
+            topic: new.topic.clone(),
+            title: new.title.trim().to_string(),
+            tags: new.tags.clone(),
+            sources: new.sources.clone(),
+            date: None,
+            author: Some(author.to_string()),
+            body: new.body.clone(),
+            extra: Default::default(),
+        };
+        helix_index_format::render_entry(&entry).into_bytes()
     }
 
     /// Answers groups whose idempotency key is already recorded; returns the others.
@@ -321,20 +408,9 @@ impl Lane<'_> {
             let mut listed = Vec::new();
             for (g, path) in groups.iter().zip(&placed) {
                 let Ok(path) = path else { continue };
-                let entry = Entry {
-                    id: self.id_of(path),
-                    topic: g.job.entry.topic.clone(),
-                    title: g.job.entry.title.trim().to_string(),
-                    tags: g.job.entry.tags.clone(),
-                    sources: g.job.entry.sources.clone(),
-                    date: None,
-                    author: Some(g.job.author.clone()),
-                    body: g.job.entry.body.clone(),
-                    extra: Default::default(),
-                };
                 files.push((
                     path.clone(),
-                    helix_index_format::render_entry(&entry).into_bytes(),
+                    self.entry_file(&g.job.entry, &g.job.author, path),
                 ));
                 listed.push((g, path));
             }
@@ -475,6 +551,7 @@ mod tests {
             path: "ops/a.md".into(),
             commit: "c0ffee".into(),
             generation: 1,
+            proposal: None,
         };
         let reply = |created| {
             Ok(WriteReply {
