@@ -360,7 +360,8 @@ impl Config {
                         p.name
                     ));
                 }
-                f.check().map_err(|e| format!("project {:?}: {e}", p.name))?;
+                f.check()
+                    .map_err(|e| format!("project {:?}: {e}", p.name))?;
             }
             for t in &p.tokens {
                 if t.sha256.len() != 64 || !t.sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -422,14 +423,25 @@ mod tests {
         let base = "[[projects]]\nname = \"p\"\nupstream = \"/srv/kb.git\"\n";
         let cfg = Config::parse(&format!("{base}writes = \"review\"\n"), "f").expect("valid");
         assert_eq!(cfg.projects[0].writes, WriteMode::Review);
-        assert!(Config::parse(base, "f").expect("valid").projects[0].writes.is_direct());
-        let forge = "[projects.forge]\nkind = \"github\"\nrepository = \"acme/kb\"\ntoken_env = \"T\"\n";
+        assert!(
+            Config::parse(base, "f").expect("valid").projects[0]
+                .writes
+                .is_direct()
+        );
+        let forge =
+            "[projects.forge]\nkind = \"github\"\nrepository = \"acme/kb\"\ntoken_env = \"T\"\n";
         let e = Config::parse(&format!("{base}{forge}"), "f").unwrap_err();
         assert!(format!("{e}").contains("needs writes = \"review\""), "{e}");
         let cfg = Config::parse(&format!("{base}writes = \"review\"\n{forge}"), "f").expect("ok");
         let f = cfg.projects[0].forge.as_ref().expect("forge");
-        assert_eq!((f.api_base().as_str(), f.label.as_str()), ("https://api.github.com", "helix-proposal"));
-        let both = forge.replace("token_env = \"T\"", "token_env = \"T\"\ntoken_file = \"/t\"");
+        assert_eq!(
+            (f.api_base().as_str(), f.label.as_str()),
+            ("https://api.github.com", "helix-proposal")
+        );
+        let both = forge.replace(
+            "token_env = \"T\"",
+            "token_env = \"T\"\ntoken_file = \"/t\"",
+        );
         let e = Config::parse(&format!("{base}writes = \"review\"\n{both}"), "f").unwrap_err();
         assert!(format!("{e}").contains("exactly one of token_env"), "{e}");
         let e = Config::parse(&format!("{base}writes = \"reviewed\"\n"), "f").unwrap_err();

@@ -53,7 +53,11 @@ impl<'a> Request<'a> {
         proposal: &'a helix_index_format::wire::ProposalAck,
         base: &'a str,
     ) -> Request<'a> {
-        let mut d = format!("{}\n\n---\n\nTopic: `{}`", entry.body.trim_end(), entry.topic);
+        let mut d = format!(
+            "{}\n\n---\n\nTopic: `{}`",
+            entry.body.trim_end(),
+            entry.topic
+        );
         if !entry.tags.is_empty() {
             d.push_str(&format!(" · tags: {}", entry.tags.join(", ")));
         }
@@ -173,10 +177,14 @@ async fn call(
     what: &'static str,
     body: Value,
 ) -> Result<Value, ForgeError> {
-    let resp = rb.json(&body).send().await.map_err(|e| ForgeError::Transport {
-        url: e.url().map(|u| u.to_string()).unwrap_or_default(),
-        reason: crate::sys::chain(&e),
-    })?;
+    let resp = rb
+        .json(&body)
+        .send()
+        .await
+        .map_err(|e| ForgeError::Transport {
+            url: e.url().map(|u| u.to_string()).unwrap_or_default(),
+            reason: crate::sys::chain(&e),
+        })?;
     let status = resp.status();
     let text = resp.text().await.unwrap_or_default();
     let answer: Value = serde_json::from_str(&text).unwrap_or(Value::Null);

@@ -478,9 +478,11 @@ async fn post_entry(
     };
     // A new proposal gets its pull/merge request now, off the worker; a forge that fails
     // leaves the branch, and the answer and the proposal record say why.
-    if let (true, Some(proposal), Some(forge)) =
-        (reply.created, reply.ack.proposal.as_mut(), p.cfg.forge.as_ref())
-    {
+    if let (true, Some(proposal), Some(forge)) = (
+        reply.created,
+        reply.ack.proposal.as_mut(),
+        p.cfg.forge.as_ref(),
+    ) {
         let req = crate::forge::Request::for_proposal(&entry, &author, proposal, &p.cfg.branch);
         let outcome = match crate::forge::open(forge, &req).await {
             Ok(url) => {
@@ -584,10 +586,18 @@ async fn reject_proposal(
     let RejectBody { reason } = if body.iter().all(u8::is_ascii_whitespace) {
         RejectBody::default()
     } else {
-        serde_json::from_slice(&body)
-            .map_err(|e| AppError::bad_request(format!("reject body: {e} (expected {{\"reason\": \"...\"}})")))?
+        serde_json::from_slice(&body).map_err(|e| {
+            AppError::bad_request(format!(
+                "reject body: {e} (expected {{\"reason\": \"...\"}})"
+            ))
+        })?
     };
-    let reason = reason.map(|r| r.chars().filter(|c| *c == '\n' || !c.is_control()).take(2000).collect());
+    let reason = reason.map(|r| {
+        r.chars()
+            .filter(|c| *c == '\n' || !c.is_control())
+            .take(2000)
+            .collect()
+    });
     let by = who.author().chars().filter(|c| !c.is_control()).collect();
     let mut one = proposal_job(&p, ProposalOp::Reject { id, by, reason }).await?;
     Ok(Json(one.pop()).into_response())

@@ -97,8 +97,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let mut scopes = Vec::new();
             for s in scope.split(',').filter(|s| !s.trim().is_empty()) {
                 scopes.push(
-                    Scope::parse(s)
-                        .with_context(|| format!("unknown scope {s:?} (use read, write, review)"))?,
+                    Scope::parse(s).with_context(|| {
+                        format!("unknown scope {s:?} (use read, write, review)")
+                    })?,
                 );
             }
             let token = tokens::add_token(&path, &project, &name, &scopes)?;

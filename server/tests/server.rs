@@ -1421,6 +1421,9 @@ mod faults;
 #[path = "server/repos.rs"]
 mod repos;
 
+#[path = "server/review.rs"]
+mod review;
+
 #[test]
 fn restart_serves_last_good_artifact_while_upstream_is_gone_and_polling_resumes() {
     let mut fx = Fixture::new();

@@ -30,9 +30,16 @@ pub struct ProposalJob {
 #[derive(Debug, Clone)]
 pub enum ProposalOp {
     /// The open proposals (and, with `all`, the decided ones too).
-    List { all: bool },
-    Get { id: String },
-    Approve { id: String, by: String },
+    List {
+        all: bool,
+    },
+    Get {
+        id: String,
+    },
+    Approve {
+        id: String,
+        by: String,
+    },
     Reject {
         id: String,
         by: String,

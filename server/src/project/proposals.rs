@@ -65,7 +65,10 @@ impl Book {
             .filter(|(_, r)| r.info.state != ProposalState::Open)
             .map(|(k, _)| *k)
             .collect();
-        for k in decided.iter().take(decided.len().saturating_sub(KEEP_DECIDED)) {
+        for k in decided
+            .iter()
+            .take(decided.len().saturating_sub(KEEP_DECIDED))
+        {
             self.file.proposals.remove(k);
         }
         let bytes = serde_json::to_vec_pretty(&self.file).expect("plain data serialises");
@@ -152,10 +155,7 @@ mod tests {
             branch_name("Alice Smith", "cargo-lock", 1),
             "helix/proposals/alice-smith/cargo-lock"
         );
-        assert_eq!(
-            branch_name("../../x~^:", "a", 2),
-            "helix/proposals/x/a-2"
-        );
+        assert_eq!(branch_name("../../x~^:", "a", 2), "helix/proposals/x/a-2");
         assert_eq!(branch_name("", "", 1), "helix/proposals/anonymous/entry");
     }
 }

@@ -8,9 +8,9 @@ use gix::ObjectId;
 use helix_index_format::NewEntry;
 use helix_index_format::wire::{Landed, ProposalAck, ProposalInfo, ProposalState, WriteAck};
 
+use super::Lane;
 use super::jobs::{ProposalError, ProposalJob, ProposalOp, WriteError};
 use super::proposals::{Record, branch_name};
-use super::Lane;
 use crate::git::PushOutcome;
 use crate::sys::{lock, now_secs};
 
@@ -41,14 +41,20 @@ impl Lane<'_> {
             let msg = format!(
                 "Propose {id_of_entry}\n\n- {id_of_entry} ({author})\n\nHelix-Proposal-Branch: {branch}\n"
             );
-            let commit =
-                self.repo
-                    .commit_files(&branch, base, &[(path.clone(), file.clone())], author, &msg)?;
+            let commit = self.repo.commit_files(
+                &branch,
+                base,
+                &[(path.clone(), file.clone())],
+                author,
+                &msg,
+            )?;
             match self.repo.push(&branch, commit) {
                 Ok(PushOutcome::Pushed) => {}
                 Ok(PushOutcome::Rejected(reason)) => {
                     // The name is taken on the upstream: try the next one.
-                    let _ = self.repo.move_branch(&branch, commit, None, "helix: name taken");
+                    let _ = self
+                        .repo
+                        .move_branch(&branch, commit, None, "helix: name taken");
                     last = reason;
                     if n >= MAX_BRANCH_TRIES {
                         break;
@@ -230,7 +236,10 @@ impl Lane<'_> {
         };
         let branch = self.branch();
         let tip = self.tip()?;
-        let base = r.base.as_deref().and_then(|b| ObjectId::from_hex(b.as_bytes()).ok());
+        let base = r
+            .base
+            .as_deref()
+            .and_then(|b| ObjectId::from_hex(b.as_bytes()).ok());
         // The branch has not moved: the proposal's own commit lands as it is (a forge then
         // shows its pull request merged). Otherwise its entry is written again on the tip.
         let mut landed = None;
@@ -265,7 +274,7 @@ impl Lane<'_> {
                 self.generation + 1
             }
         };
-        self.remove_branch(&r, commit);
+        self.remove_branch(&r, commit, true);
         let landed = Landed {
             id: self.id_of(&path),
             commit: landed_commit.to_string(),
@@ -288,8 +297,8 @@ impl Lane<'_> {
         let commit = ObjectId::from_hex(r.info.commit.as_bytes())
             .map_err(|_| ProposalError::NotFound { id: id.to_string() })?;
         // A branch someone changed upstream is theirs now: refuse rather than delete it.
-        self.check_upstream(&r, commit)?;
-        self.remove_branch(&r, commit);
+        let upstream_has_it = self.check_upstream(&r, commit)?;
+        self.remove_branch(&r, commit, upstream_has_it);
         let info = self.decide(&r, ProposalState::Rejected, by, reason, |_| {});
         tracing::info!(project = %self.name(), proposal = %id, by, "proposal rejected");
         Ok(info)
@@ -297,8 +306,13 @@ impl Lane<'_> {
 
     /// Deletes the proposal branch upstream (only if still at the commit pushed) and here;
     /// a failure upstream is logged: the decision stands.
-    fn remove_branch(&self, r: &Record, commit: ObjectId) {
-        match self.repo.push_delete(&r.info.branch, commit) {
+    fn remove_branch(&self, r: &Record, commit: ObjectId, upstream: bool) {
+        let pushed = if upstream {
+            self.repo.push_delete(&r.info.branch, commit)
+        } else {
+            Ok(PushOutcome::Pushed)
+        };
+        match pushed {
             Ok(PushOutcome::Pushed) => {}
             Ok(PushOutcome::Rejected(why)) => {
                 tracing::warn!(branch = %r.info.branch, why = %why, "proposal branch changed upstream; left there")
@@ -307,9 +321,9 @@ impl Lane<'_> {
                 tracing::warn!(branch = %r.info.branch, error = %e, "cannot delete the proposal branch upstream")
             }
         }
-        if let Err(e) = self
-            .repo
-            .move_branch(&r.info.branch, commit, None, "helix: proposal decided")
+        if let Err(e) =
+            self.repo
+                .move_branch(&r.info.branch, commit, None, "helix: proposal decided")
         {
             tracing::warn!(branch = %r.info.branch, error = %e, "cannot delete the local proposal branch");
         }

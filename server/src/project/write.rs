@@ -203,11 +203,17 @@ impl Lane<'_> {
         if groups.is_empty() {
             return;
         }
-        let placed = match self.tip().and_then(|tip| Ok((tip, self.place(tip, &groups)?))) {
+        let placed = match self
+            .tip()
+            .and_then(|tip| Ok((tip, self.place(tip, &groups)?)))
+        {
             Ok(p) => p,
             Err(e) => {
                 let e = WriteError::from(e);
-                self.reply(groups.into_iter().map(|g| (g, Err(e.clone()))).collect(), false);
+                self.reply(
+                    groups.into_iter().map(|g| (g, Err(e.clone()))).collect(),
+                    false,
+                );
                 return;
             }
         };
@@ -218,7 +224,8 @@ impl Lane<'_> {
                 let file = self.entry_file(&g.job.entry, &g.job.author, &path);
                 let ack = self.propose(&g.job.entry, &g.job.author, base, path, file)?;
                 if let Some(k) = &g.job.key {
-                    self.idem.record(k, ack.clone(), Some(g.fingerprint.clone()));
+                    self.idem
+                        .record(k, ack.clone(), Some(g.fingerprint.clone()));
                 }
                 Ok(WriteReply { created: true, ack })
             });
