@@ -5,4 +5,5 @@
 pub mod doctor;
 pub mod download;
 pub mod mcp;
+pub mod review;
 pub mod sync;

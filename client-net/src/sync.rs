@@ -11,7 +11,7 @@ use helix_client::cache::{
 use helix_client::config::ProjectConfig;
 use helix_client::knowledge::INDEX_FILE;
 use helix_client::pending;
-use helix_index_format::wire::{ErrorBody, WriteAck};
+use helix_index_format::wire::{ErrorBody, ProposalInfo, ProposalState, WriteAck};
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -239,7 +239,8 @@ fn push_pending(ctx: &Ctx<'_>, project: &str) -> Result<(usize, usize), Failure>
             // Acknowledged: only now may the file leave the push queue. A crash before this
             // leaves it in place; the retry carries the same key and the server answers 200.
             // It stays visible (overlay) until a synced artifact of that generation arrives.
-            if let Err(e) = pending::mark_acked(project, &f, &ack.id, ack.generation) {
+            let proposal = ack.proposal.as_ref().map(|p| p.id.as_str());
+            if let Err(e) = pending::mark_acked(project, &f, &ack.id, ack.generation, proposal) {
                 // Still pending: the next sync posts it again and gets the same answer.
                 return stop(
                     pushed,
@@ -286,6 +287,57 @@ fn push_pending(ctx: &Ctx<'_>, project: &str) -> Result<(usize, usize), Failure>
     }
     pending::rebuild_overlay(project).map_err(|e| Failure::Other(format!("{e:#}")))?;
     Ok((pushed, rejected))
+}
+
+/// Asks the server what became of this client's acknowledged proposals and settles the
+/// decided ones (landed: kept until an artifact has them; rejected: set aside with the
+/// reason). Returns how many are still awaiting review. Failures leave them as they are.
+fn follow_proposals(ctx: &Ctx<'_>, project: &str) -> usize {
+    let mut waiting = 0;
+    for a in pending::list_acked(project) {
+        let Some(id) = a.proposal.clone() else {
+            continue;
+        };
+        let url = format!("{}/v1/projects/{project}/proposals/{id}", ctx.server);
+        let info = ctx
+            .req(ctx.http.get(&url))
+            .send()
+            .ok()
+            .filter(|r| r.status() == reqwest::StatusCode::OK)
+            .and_then(|r| r.json::<ProposalInfo>().ok());
+        let fate = match info {
+            Some(i) if i.id == id => match (i.state, i.landed) {
+                (ProposalState::Approved | ProposalState::Merged, Some(l)) => {
+                    Some(pending::ProposalFate::Landed {
+                        id: l.id,
+                        generation: l.generation,
+                    })
+                }
+                (ProposalState::Rejected, _) => Some(pending::ProposalFate::Rejected {
+                    why: format!(
+                        "proposal {id} rejected by {}{}",
+                        i.decided_by.as_deref().unwrap_or("a reviewer"),
+                        i.reason.map(|r| format!(": {r}")).unwrap_or_default()
+                    ),
+                }),
+                _ => None,
+            },
+            _ => None,
+        };
+        match fate {
+            None => waiting += 1,
+            Some(fate) => {
+                if let pending::ProposalFate::Rejected { why } = &fate {
+                    eprintln!("helix: {project}: {why}; the entry is kept in the pending folder's rejected/");
+                }
+                if let Err(e) = pending::settle_proposal(project, &a, &fate) {
+                    eprintln!("helix: {project}: {e:#}");
+                    waiting += 1;
+                }
+            }
+        }
+    }
+    waiting
 }
 
 enum Fetched {
@@ -487,6 +539,8 @@ pub fn sync_project(
         Ok(v) => v,
         Err(f) => return fail(f),
     };
+    // After the download: a proposal that landed is then usually in the cache already.
+    let awaiting = follow_proposals(&ctx, project);
     let generation = match &fetched {
         Fetched::UpToDate(m) | Fetched::Updated { meta: m, .. } => m.generation,
     };
@@ -529,6 +583,9 @@ pub fn sync_project(
     }
     if rejected > 0 {
         line.push_str(&format!(", {rejected} rejected (see above)"));
+    }
+    if awaiting > 0 {
+        line.push_str(&format!(", {awaiting} proposed awaiting review"));
     }
     record(dir, rejected == 0, &line);
     Report {

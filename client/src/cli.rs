@@ -1,5 +1,5 @@
 //! The command line shared by both binaries: `helix` (everything local, and every hook)
-//! and `helix-net` (the commands that talk to a server: `sync`, `doctor`, `mcp`).
+//! and `helix-net` (the commands that talk to a server: `sync`, `review`, `doctor`, `mcp`).
 //!
 //! The network commands reach [`run`] through a closure so that the `helix` binary never
 //! references reqwest, rustls, tokio or rmcp: the linker leaves them out, and a hook process
@@ -43,6 +43,8 @@ pub enum Command {
     Sync(commands::sync::Args),
     /// Store a new entry (pending until the next sync).
     Store(commands::store::Args),
+    /// List, approve or reject proposals (projects whose server reviews writes).
+    Review(commands::review::Args),
     /// Check configuration, token, server, cache and hooks; say what to fix.
     Doctor(commands::doctor::Args),
     /// Serve search, store, read, brief and topics to Claude Code over MCP (stdio).
@@ -60,6 +62,7 @@ pub enum Command {
 #[derive(Debug)]
 pub enum NetCommand {
     Sync(commands::sync::Args),
+    Review(commands::review::Args),
     Doctor(commands::doctor::Args),
     Mcp,
 }
@@ -81,6 +84,7 @@ pub fn run(cli: Cli, net: impl FnOnce(NetCommand) -> anyhow::Result<ExitCode>) -
         Command::Init(a) => commands::init::run(a),
         Command::Sync(a) => net(NetCommand::Sync(a)),
         Command::Store(a) => commands::store::run(a),
+        Command::Review(a) => net(NetCommand::Review(a)),
         Command::Doctor(a) => net(NetCommand::Doctor(a)),
         Command::Mcp => net(NetCommand::Mcp),
         Command::Hook(a) => Ok(hook::run(&a)),

@@ -70,7 +70,8 @@ fn new_key() -> String {
     )
 }
 
-fn project_for<'a>(cfg: &'a ProjectConfig, wanted: Option<&'a str>) -> Result<&'a str> {
+/// The followed project `wanted` names (default: the configuration's default project).
+pub fn project_for<'a>(cfg: &'a ProjectConfig, wanted: Option<&'a str>) -> Result<&'a str> {
     match wanted {
         None => Ok(cfg.default_project()),
         Some(p) if cfg.projects.iter().any(|q| q == p) => Ok(p),
@@ -208,12 +209,18 @@ pub struct Acked {
     pub id: String,
     /// The generation of the server's artifact that contains it.
     pub generation: u64,
+    /// Review mode: the proposal it became. It stays in the overlay until a sync learns the
+    /// proposal landed (then it is an ordinary acknowledgement of the landed id and
+    /// generation) or was rejected (then it moves to `rejected/`).
+    pub proposal: Option<String>,
 }
 
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 struct AckedMeta {
     id: String,
     generation: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    proposal: Option<String>,
 }
 
 fn acked_dir(project: &str) -> PathBuf {
@@ -221,13 +228,21 @@ fn acked_dir(project: &str) -> PathBuf {
 }
 
 /// Moves an acknowledged pending file out of the push queue into `acked/`, remembering the
-/// server's id and generation. A crash before the move only means one more (idempotent) POST.
-pub fn mark_acked(project: &str, file: &PendingFile, id: &str, generation: u64) -> Result<()> {
+/// server's id and generation (and the proposal it became, in review mode). A crash before
+/// the move only means one more (idempotent) POST.
+pub fn mark_acked(
+    project: &str,
+    file: &PendingFile,
+    id: &str,
+    generation: u64,
+    proposal: Option<&str>,
+) -> Result<()> {
     let dir = acked_dir(project);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let meta = serde_json::to_vec(&AckedMeta {
         id: id.to_string(),
         generation,
+        proposal: proposal.map(str::to_string),
     })
     .expect("serialising a plain struct cannot fail");
     crate::sys::write_atomic(&dir.join(format!("{}.json", file.key)), &meta)?;
@@ -296,6 +311,7 @@ pub fn list_acked(project: &str) -> Vec<Acked> {
             path: path.clone(),
             id: meta.id,
             generation: meta.generation,
+            proposal: meta.proposal,
         });
     }
     out.sort_by(|a, b| a.key.cmp(&b.key));
@@ -308,7 +324,8 @@ pub fn drop_acked(project: &str, synced_generation: u64) -> Result<usize> {
     remove_orphan_acks(project);
     let mut dropped = 0;
     for a in list_acked(project) {
-        if a.generation <= synced_generation {
+        // A proposal is in no artifact until it lands: `settle_proposal` decides.
+        if a.proposal.is_none() && a.generation <= synced_generation {
             let _ = std::fs::remove_file(&a.path);
             let _ = std::fs::remove_file(a.path.with_extension("json"));
             dropped += 1;
@@ -318,6 +335,47 @@ pub fn drop_acked(project: &str, synced_generation: u64) -> Result<usize> {
         rebuild_overlay(project)?;
     }
     Ok(dropped)
+}
+
+/// What a sync learned about an acknowledged proposal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProposalFate {
+    /// On the branch as `id`, in the server's artifact of `generation`.
+    Landed { id: String, generation: u64 },
+    /// Refused by a reviewer: `why` is kept beside the entry.
+    Rejected { why: String },
+}
+
+/// Applies `fate` to the acknowledged proposal `a`: a landed one becomes an ordinary
+/// acknowledgement (dropped when a synced artifact of that generation is in the cache, so
+/// it is never shown twice nor missing in between); a rejected one moves to `rejected/`
+/// with the reason (nothing is lost). Rebuilds the overlay.
+pub fn settle_proposal(project: &str, a: &Acked, fate: &ProposalFate) -> Result<()> {
+    let meta_path = a.path.with_extension("json");
+    match fate {
+        ProposalFate::Landed { id, generation } => {
+            let meta = serde_json::to_vec(&AckedMeta {
+                id: id.clone(),
+                generation: *generation,
+                proposal: None,
+            })
+            .expect("serialising a plain struct cannot fail");
+            crate::sys::write_atomic(&meta_path, &meta)?;
+        }
+        ProposalFate::Rejected { why } => {
+            let dir = crate::paths::pending_dir(project).join("rejected");
+            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+            crate::sys::write_atomic(
+                &dir.join(format!("{}.reason", a.key)),
+                format!("{why}\n").as_bytes(),
+            )?;
+            let dest = dir.join(format!("{}.md", a.key));
+            std::fs::rename(&a.path, &dest)
+                .with_context(|| format!("moving {} to {}", a.path.display(), dir.display()))?;
+            let _ = std::fs::remove_file(&meta_path);
+        }
+    }
+    rebuild_overlay(project)
 }
 
 /// `acked/<key>.json` without its entry, in `acked/` or still queued, is what a process

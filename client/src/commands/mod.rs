@@ -8,6 +8,7 @@ pub mod doctor;
 pub mod init;
 pub mod log;
 pub mod read;
+pub mod review;
 pub mod search;
 pub mod status;
 pub mod store;
