@@ -30,7 +30,11 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let (what, rb) = match &a.action {
         Action::List { all } => (
             "listing proposals".to_string(),
-            http.get(if *all { format!("{base}?all=1") } else { base.clone() }),
+            http.get(if *all {
+                format!("{base}?all=1")
+            } else {
+                base.clone()
+            }),
         ),
         Action::Approve { id } => (
             format!("approving proposal {id}"),
@@ -64,7 +68,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
         };
         bail!("{what} on {project}: {why}{hint}");
     }
-    let v: Value = serde_json::from_str(&text).with_context(|| format!("{what}: the answer is not JSON"))?;
+    let v: Value =
+        serde_json::from_str(&text).with_context(|| format!("{what}: the answer is not JSON"))?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(ExitCode::SUCCESS);
@@ -104,7 +109,9 @@ fn line(p: &ProposalInfo) -> String {
             "  landed as {} in {}{}",
             l.id,
             &l.commit[..l.commit.len().min(10)],
-            by.as_deref().map(|b| format!(", approved by {b}")).unwrap_or_default()
+            by.as_deref()
+                .map(|b| format!(", approved by {b}"))
+                .unwrap_or_default()
         )),
         (None, Some(by)) => {
             s.push_str(&format!("  decided by {by}"));

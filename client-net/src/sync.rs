@@ -328,7 +328,9 @@ fn follow_proposals(ctx: &Ctx<'_>, project: &str) -> usize {
             None => waiting += 1,
             Some(fate) => {
                 if let pending::ProposalFate::Rejected { why } = &fate {
-                    eprintln!("helix: {project}: {why}; the entry is kept in the pending folder's rejected/");
+                    eprintln!(
+                        "helix: {project}: {why}; the entry is kept in the pending folder's rejected/"
+                    );
                 }
                 if let Err(e) = pending::settle_proposal(project, &a, &fate) {
                     eprintln!("helix: {project}: {e:#}");

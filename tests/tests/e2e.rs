@@ -8,5 +8,6 @@
 mod e2e {
     pub mod harness;
     mod replicas;
+    mod review;
     mod team_story;
 }
