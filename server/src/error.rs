@@ -249,4 +249,83 @@ mod tests {
         let pin = AppError::from(PinError::Ambiguous(s("abcd")));
         assert_eq!((pin.status.as_u16(), pin.code), (400, "bad_request"));
     }
+
+    /// The proposal errors' statuses and codes (docs/http-api.md); a landing failure keeps
+    /// the status of the write error inside it, with the proposal named.
+    #[test]
+    fn proposal_errors_keep_their_documented_status_and_code() {
+        use helix_index_format::wire::ProposalState;
+        let s = String::from;
+        let git = Arc::new(GitError::Fetch {
+            url: s("/srv/kb.git"),
+            stderr: s("no route"),
+        });
+        let cases = [
+            (
+                ProposalError::NotFound { id: s("9") },
+                404,
+                "proposal_not_found",
+            ),
+            (ProposalError::NotReviewed, 404, "not_reviewed"),
+            (
+                ProposalError::Decided {
+                    id: s("1"),
+                    state: ProposalState::Approved,
+                    by: Some(s("rita")),
+                },
+                409,
+                "proposal_decided",
+            ),
+            (
+                ProposalError::BranchGone {
+                    id: s("1"),
+                    branch: s("helix/proposals/a/b"),
+                },
+                409,
+                "proposal_branch_gone",
+            ),
+            (
+                ProposalError::BranchMoved {
+                    id: s("1"),
+                    branch: s("helix/proposals/a/b"),
+                    pushed: s("aaaa"),
+                    found: s("bbbb"),
+                },
+                409,
+                "proposal_branch_moved",
+            ),
+            (
+                ProposalError::Land {
+                    id: s("1"),
+                    error: WriteError::KeptMoving {
+                        attempts: 8,
+                        reason: s("rejected"),
+                    },
+                },
+                409,
+                "conflict",
+            ),
+            (ProposalError::Upstream(git.clone()), 503, "unavailable"),
+            (ProposalError::Repository(git), 500, "internal"),
+        ];
+        for (e, status, code) in cases {
+            let message = e.to_string();
+            let answer = AppError::from(e);
+            assert_eq!(
+                (answer.status.as_u16(), answer.code),
+                (status, code),
+                "{message}"
+            );
+            assert_eq!(answer.message, message);
+        }
+        let decided = ProposalError::Decided {
+            id: s("1"),
+            state: ProposalState::Merged,
+            by: None,
+        };
+        assert_eq!(
+            decided.to_string(),
+            "proposal 1 is already merged (found on the branch)"
+        );
+    }
 }

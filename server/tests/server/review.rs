@@ -543,6 +543,19 @@ fn rejects_forge_failures_and_moved_branches_leave_nothing_half_done() {
             .contains("Pin the versions.")
     );
 
+    // A restart keeps the proposals: their records, and their branches in the mirror
+    // (which otherwise holds only the followed branch).
+    let s = s.restart();
+    let local = mirror(&fx.data, &ups[0].bare);
+    assert_eq!(
+        git(
+            &local,
+            &["for-each-ref", "--format=%(refname)", "refs/heads/helix"]
+        )
+        .trim(),
+        format!("refs/heads/{branch}")
+    );
+
     // Reject: the branch goes, upstream and here; a second decision is refused.
     let main_before = ups[0].head();
     let u = |p: &str| s.u(&format!("/v1/projects/down/proposals{p}"));
@@ -559,6 +572,11 @@ fn rejects_forge_failures_and_moved_branches_leave_nothing_half_done() {
         (Some("rejected"), Some("too vague"))
     );
     assert_eq!(remote_branch(&ups[0], branch), "");
+    assert_eq!(
+        git(&local, &["for-each-ref", "refs/heads/helix"]),
+        "",
+        "deleted in the mirror too"
+    );
     assert_eq!(ups[0].head(), main_before);
     let (st, e) = call(&c, "POST", u("/1/approve"), fx.tok("down/rita"), None);
     assert_eq!(
