@@ -266,21 +266,25 @@ pub fn mark_rejected(file: &PendingFile, why: &str) -> Result<PathBuf> {
         .parent()
         .map(|p| p.join("rejected"))
         .unwrap_or_else(|| PathBuf::from("rejected"));
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    // The reason first: a crash between the two leaves the entry queued, and the next sync
-    // gets the same refusal.
+    set_aside(&file.path, &file.key, &dir, why)
+}
+
+/// Moves the entry file `from` (key `key`) into `dir` with its reason beside it
+/// (`<key>.reason`); returns where the entry now is.
+fn set_aside(from: &Path, key: &str, dir: &Path, why: &str) -> Result<PathBuf> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    // The reason first: a crash between the two leaves the entry where it was, and the next
+    // sync gets the same answer.
     crate::sys::write_atomic(
-        &dir.join(format!("{}.reason", file.key)),
+        &dir.join(format!("{key}.reason")),
         format!("{why}\n").as_bytes(),
     )?;
-    let dest = dir.join(format!("{}.md", file.key));
-    match std::fs::rename(&file.path, &dest) {
+    let dest = dir.join(format!("{key}.md"));
+    match std::fs::rename(from, &dest) {
         Ok(()) => Ok(dest),
-        // A concurrent sync got the same refusal and moved it first.
+        // A concurrent sync got the same answer and moved it first.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && dest.exists() => Ok(dest),
-        Err(e) => {
-            Err(e).with_context(|| format!("moving {} to {}", file.path.display(), dir.display()))
-        }
+        Err(e) => Err(e).with_context(|| format!("moving {} to {}", from.display(), dir.display())),
     }
 }
 
@@ -364,14 +368,7 @@ pub fn settle_proposal(project: &str, a: &Acked, fate: &ProposalFate) -> Result<
         }
         ProposalFate::Rejected { why } => {
             let dir = crate::paths::pending_dir(project).join("rejected");
-            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-            crate::sys::write_atomic(
-                &dir.join(format!("{}.reason", a.key)),
-                format!("{why}\n").as_bytes(),
-            )?;
-            let dest = dir.join(format!("{}.md", a.key));
-            std::fs::rename(&a.path, &dest)
-                .with_context(|| format!("moving {} to {}", a.path.display(), dir.display()))?;
+            set_aside(&a.path, &a.key, &dir, why)?;
             let _ = std::fs::remove_file(&meta_path);
         }
     }

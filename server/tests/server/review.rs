@@ -145,6 +145,20 @@ fn remote_branch(up: &Upstream, branch: &str) -> String {
     .to_string()
 }
 
+/// Stores "Pin versions" in `project` as alice: the (201) answer.
+fn pin_versions(c: &Client, s: &Server, fx: &Fixture, project: &str) -> Value {
+    let (st, ack) = post_entry(
+        c,
+        s,
+        project,
+        fx.tok(&format!("{project}/alice")),
+        None,
+        &entry("Pin versions", "Pin the versions."),
+    );
+    assert_eq!(st, StatusCode::CREATED, "{ack}");
+    ack
+}
+
 fn call(c: &Client, method: &str, url: String, token: &str, body: Option<Value>) -> (u16, Value) {
     let mut rb = match method {
         "GET" => c.get(url),
@@ -451,15 +465,7 @@ fn rejects_forge_failures_and_moved_branches_leave_nothing_half_done() {
     let c = client();
 
     // Down: the proposal stands, and the answer says the request was not opened and why.
-    let (st, ack) = post_entry(
-        &c,
-        &s,
-        "down",
-        fx.tok("down/alice"),
-        None,
-        &entry("Pin versions", "Pin the versions."),
-    );
-    assert_eq!(st, StatusCode::CREATED, "{ack}");
+    let ack = pin_versions(&c, &s, &fx, "down");
     let err = ack["proposal"]["forge"]["error"]
         .as_str()
         .expect("forge error");
@@ -484,15 +490,7 @@ fn rejects_forge_failures_and_moved_branches_leave_nothing_half_done() {
     );
 
     // Refused token: said, branch kept.
-    let (st, ack) = post_entry(
-        &c,
-        &s,
-        "refused",
-        fx.tok("refused/alice"),
-        None,
-        &entry("Pin versions", "Pin the versions."),
-    );
-    assert_eq!(st, StatusCode::CREATED, "{ack}");
+    let ack = pin_versions(&c, &s, &fx, "refused");
     let err = ack["proposal"]["forge"]["error"]
         .as_str()
         .expect("forge error");
@@ -506,15 +504,7 @@ fn rejects_forge_failures_and_moved_branches_leave_nothing_half_done() {
     );
 
     // GitLab: one merge request call with the label and the token header.
-    let (st, ack) = post_entry(
-        &c,
-        &s,
-        "gl",
-        fx.tok("gl/alice"),
-        None,
-        &entry("Pin versions", "Pin the versions."),
-    );
-    assert_eq!(st, StatusCode::CREATED, "{ack}");
+    let ack = pin_versions(&c, &s, &fx, "gl");
     assert_eq!(
         ack["proposal"]["forge"]["url"],
         "https://forge.test/acme/kb/-/merge_requests/3"
