@@ -104,6 +104,16 @@ pub struct WriteJob {
     pub reply: ReplyTx,
 }
 
+/// A write to propose (review mode): the entry, who sent it, its idempotency key and
+/// fingerprint (kept with the proposal, so that a retry finds it).
+#[derive(Debug, Clone, Copy)]
+pub struct Proposed<'a> {
+    pub entry: &'a NewEntry,
+    pub author: &'a str,
+    pub key: Option<&'a str>,
+    pub fingerprint: &'a str,
+}
+
 /// Where a write's answer goes.
 pub type ReplyTx = oneshot::Sender<Result<WriteReply, WriteError>>;
 

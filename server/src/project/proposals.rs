@@ -26,6 +26,12 @@ pub struct Record {
     pub base: Option<String>,
     /// The entry as posted, to apply again on a branch that moved.
     pub entry: NewEntry,
+    /// The write's idempotency key and fingerprint: a retry whose answer was lost (the key
+    /// log not yet saved) finds its proposal here instead of making a second one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    #[serde(default)]
+    pub fingerprint: String,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -87,6 +93,18 @@ impl Book {
         if let Ok(n) = r.info.id.parse::<u64>() {
             self.file.proposals.insert(n, r);
         }
+    }
+
+    pub fn remove(&mut self, id: &str) {
+        if let Ok(n) = id.parse::<u64>() {
+            self.file.proposals.remove(&n);
+        }
+    }
+
+    /// The proposal made by the write with idempotency key `key` and `fingerprint`.
+    pub fn by_key(&self, key: &str, fingerprint: &str) -> Option<&Record> {
+        self.all()
+            .find(|r| r.key.as_deref() == Some(key) && r.fingerprint == fingerprint)
     }
 
     pub fn get(&self, id: &str) -> Option<&Record> {

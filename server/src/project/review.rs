@@ -5,14 +5,28 @@
 use std::time::Instant;
 
 use gix::ObjectId;
-use helix_index_format::NewEntry;
 use helix_index_format::wire::{Landed, ProposalAck, ProposalInfo, ProposalState, WriteAck};
 
 use super::Lane;
-use super::jobs::{ProposalError, ProposalJob, ProposalOp, WriteError};
+use super::jobs::{ProposalError, ProposalJob, ProposalOp, Proposed, WriteError};
 use super::proposals::{Record, branch_name};
 use crate::git::PushOutcome;
 use crate::sys::{lock, now_secs};
+
+/// The write answer of a proposal.
+fn proposal_ack(r: &Record) -> WriteAck {
+    WriteAck {
+        id: r.info.entry_id.clone(),
+        path: r.path.clone(),
+        commit: r.info.commit.clone(),
+        generation: 0,
+        proposal: Some(ProposalAck {
+            id: r.info.id.clone(),
+            branch: r.info.branch.clone(),
+            forge: r.info.forge.clone(),
+        }),
+    }
+}
 
 /// Names tried for a proposal branch before giving up (another replica or a person may
 /// have pushed a branch of the same name).
@@ -23,12 +37,17 @@ impl Lane<'_> {
     /// records the proposal. The project's branch is not touched.
     pub(super) fn propose(
         &mut self,
-        entry: &NewEntry,
-        author: &str,
+        write: Proposed<'_>,
         base: Option<ObjectId>,
         path: String,
         file: Vec<u8>,
     ) -> Result<WriteAck, WriteError> {
+        let Proposed {
+            entry,
+            author,
+            key,
+            fingerprint,
+        } = write;
         let id_of_entry = self.id_of(&path);
         let slug = helix_index_format::slugify(&entry.title);
         let book = self.project.proposals.clone();
@@ -48,13 +67,53 @@ impl Lane<'_> {
                 author,
                 &msg,
             )?;
+            let blob = self
+                .repo
+                .blob_at(commit, &path)?
+                .map(|b| b.to_string())
+                .unwrap_or_default();
+            // Recorded before the push: a crash after it leaves a record that the retry of
+            // the same key finds (`recover_proposal`), never a second proposal.
+            let id = {
+                let mut book = lock(&book);
+                let id = book.next_id();
+                book.insert(Record {
+                    info: ProposalInfo {
+                        id: id.clone(),
+                        state: ProposalState::Open,
+                        branch: branch.clone(),
+                        commit: commit.to_string(),
+                        author: author.to_string(),
+                        topic: entry.topic.clone(),
+                        title: entry.title.trim().to_string(),
+                        entry_id: id_of_entry.clone(),
+                        created: now_secs(),
+                        forge: None,
+                        decided_by: None,
+                        reason: None,
+                        landed: None,
+                    },
+                    path: path.clone(),
+                    blob,
+                    base: base.map(|b| b.to_string()),
+                    entry: entry.clone(),
+                    key: key.map(str::to_string),
+                    fingerprint: fingerprint.to_string(),
+                });
+                book.save();
+                id
+            };
+            let forget = |lane: &Self, why: &str| {
+                let mut b = lock(&book);
+                b.remove(&id);
+                b.save();
+                let _ = lane.repo.move_branch(&branch, commit, None, why);
+            };
             match self.repo.push(&branch, commit) {
                 Ok(PushOutcome::Pushed) => {}
                 Ok(PushOutcome::Rejected(reason)) => {
                     // The name is taken on the upstream: try the next one.
-                    let _ = self
-                        .repo
-                        .move_branch(&branch, commit, None, "helix: name taken");
+                    forget(self, "helix: name taken");
                     last = reason;
                     if n >= MAX_BRANCH_TRIES {
                         break;
@@ -62,57 +121,42 @@ impl Lane<'_> {
                     continue;
                 }
                 Err(e) => {
-                    let _ = self
-                        .repo
-                        .move_branch(&branch, commit, None, "helix: push failed");
+                    forget(self, "helix: push failed");
                     return Err(WriteError::Push(std::sync::Arc::new(e)));
                 }
             }
-            let blob = self
-                .repo
-                .blob_at(commit, &path)?
-                .map(|b| b.to_string())
-                .unwrap_or_default();
-            let mut book = lock(&book);
-            let id = book.next_id();
-            book.insert(Record {
-                info: ProposalInfo {
-                    id: id.clone(),
-                    state: ProposalState::Open,
-                    branch: branch.clone(),
-                    commit: commit.to_string(),
-                    author: author.to_string(),
-                    topic: entry.topic.clone(),
-                    title: entry.title.trim().to_string(),
-                    entry_id: id_of_entry.clone(),
-                    created: now_secs(),
-                    forge: None,
-                    decided_by: None,
-                    reason: None,
-                    landed: None,
-                },
-                path: path.clone(),
-                blob,
-                base: base.map(|b| b.to_string()),
-                entry: entry.clone(),
-            });
-            book.save();
             tracing::info!(project = %self.name(), proposal = %id, %branch, "proposal pushed");
-            return Ok(WriteAck {
-                id: id_of_entry,
-                path,
-                commit: commit.to_string(),
-                generation: 0,
-                proposal: Some(ProposalAck {
-                    id,
-                    branch,
-                    forge: None,
-                }),
-            });
+            let r = lock(&book).get(&id).cloned();
+            return Ok(proposal_ack(&r.expect("recorded above")));
         }
         Err(WriteError::PushRejected {
             reason: format!("no free proposal branch name for {slug:?}: {last}"),
         })
+    }
+
+    /// The proposal an earlier run made for this write (same key and fingerprint) when its
+    /// answer was lost before the key log was saved: pushed again (a no-op when the upstream
+    /// has it) and answered as new, so its pull request is opened if it was not.
+    pub(super) fn recover_proposal(
+        &mut self,
+        key: &str,
+        fingerprint: &str,
+    ) -> Option<Result<WriteAck, WriteError>> {
+        let r = lock(&self.project.proposals)
+            .by_key(key, fingerprint)
+            .cloned()?;
+        let commit = ObjectId::from_hex(r.info.commit.as_bytes()).ok()?;
+        if r.info.state == ProposalState::Open {
+            match self.repo.push(&r.info.branch, commit) {
+                Ok(PushOutcome::Pushed) => {}
+                Ok(PushOutcome::Rejected(reason)) => {
+                    return Some(Err(WriteError::PushRejected { reason }));
+                }
+                Err(e) => return Some(Err(WriteError::Push(std::sync::Arc::new(e)))),
+            }
+        }
+        tracing::info!(project = %self.name(), proposal = %r.info.id, "write answered from its recorded proposal");
+        Some(Ok(proposal_ack(&r)))
     }
 
     /// Answers a question or decision about the proposals.

@@ -9,7 +9,7 @@ use gix::ObjectId;
 use helix_index_format::{Entry, NewEntry};
 
 use super::idempotency::{IdempotencyLog, Seen};
-use super::jobs::{ReplyTx, WriteError, WriteJob, WriteReply};
+use super::jobs::{Proposed, ReplyTx, WriteError, WriteJob, WriteReply};
 use super::{Lane, WriteAck};
 use crate::git::{Folder, GitError, Kind, PushOutcome};
 
@@ -220,14 +220,36 @@ impl Lane<'_> {
         let (base, placed) = placed;
         let mut answers = Vec::with_capacity(groups.len());
         for (g, path) in groups.iter().zip(placed) {
-            let answer = path.and_then(|path| {
+            let recovered = g
+                .job
+                .key
+                .as_deref()
+                .and_then(|k| self.recover_proposal(k, &g.fingerprint));
+            // A recovered proposal counts as new only if its pull request is still to open.
+            let fresh = recovered.as_ref().is_none_or(|r| {
+                r.as_ref()
+                    .is_ok_and(|a| a.proposal.as_ref().is_some_and(|p| p.forge.is_none()))
+            });
+            let made = recovered.unwrap_or_else(|| {
+                let path = path?;
                 let file = self.entry_file(&g.job.entry, &g.job.author, &path);
-                let ack = self.propose(&g.job.entry, &g.job.author, base, path, file)?;
+                let write = Proposed {
+                    entry: &g.job.entry,
+                    author: &g.job.author,
+                    key: g.job.key.as_deref(),
+                    fingerprint: &g.fingerprint,
+                };
+                self.propose(write, base, path, file)
+            });
+            let answer = made.map(|ack| {
                 if let Some(k) = &g.job.key {
                     self.idem
                         .record(k, ack.clone(), Some(g.fingerprint.clone()));
                 }
-                Ok(WriteReply { created: true, ack })
+                WriteReply {
+                    created: fresh,
+                    ack,
+                }
             });
             if let Err(e) = &answer {
                 tracing::warn!(project = %self.name(), error = %e, "proposal failed");

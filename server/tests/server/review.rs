@@ -238,6 +238,31 @@ fn review_mode_proposes_opens_a_pull_request_and_approves_once() {
     );
     assert_eq!(st, StatusCode::OK);
     assert_eq!(again["proposal"]["id"], "1");
+    // Even when the key log is lost (a crash before it was saved), the retry finds its
+    // proposal: no second branch, no second pull request.
+    let mut s = s;
+    s.kill9();
+    std::fs::remove_file(fx.data.join("projects/kb/idempotency.jsonl")).expect("key log");
+    let s = fx.start();
+    let (st, again) = post_entry(
+        &c,
+        &s,
+        "kb",
+        fx.tok("kb/alice"),
+        Some("k-1"),
+        &entry("Drain before deploy", "Drain the node before you deploy."),
+    );
+    assert_eq!(st, StatusCode::OK, "{again}");
+    assert_eq!(again["proposal"]["id"], "1");
+    assert_eq!(again["commit"], pushed.as_str());
+    assert_eq!(
+        git(
+            &up.bare,
+            &["for-each-ref", "--format=%(refname)", "refs/heads/helix"]
+        )
+        .trim(),
+        format!("refs/heads/{branch}")
+    );
 
     // The forge got the pull request and the label, with the token and the entry.
     let seen = forge.seen();
