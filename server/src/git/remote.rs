@@ -204,6 +204,15 @@ impl Repo {
         }))
     }
 
+    /// Whether `ancestor` is in the history of `commit` (`git merge-base --is-ancestor`).
+    pub fn is_ancestor(&self, ancestor: ObjectId, commit: ObjectId) -> Result<bool, GitError> {
+        let mut cmd = self.git();
+        cmd.args(["merge-base", "--is-ancestor"])
+            .arg(ancestor.to_string())
+            .arg(commit.to_string());
+        Ok(run(cmd, "`git merge-base`", FETCH_TIMEOUT)?.ok)
+    }
+
     /// Deletes `branch` on the upstream if it still points at `expected` (a lease: a branch
     /// someone moved since is left alone and the push fails). No upstream: nothing to do.
     pub fn push_delete(&self, branch: &str, expected: ObjectId) -> Result<PushOutcome, GitError> {

@@ -219,15 +219,20 @@ impl Lane<'_> {
             .cloned()
             .collect();
         for r in open {
+            let Ok(proposed) = ObjectId::from_hex(r.info.commit.as_bytes()) else {
+                continue;
+            };
+            // Its file as proposed (a merge, rebase or squash merge), or its commit in the
+            // history (merged with the reviewer's edits on top).
             let at = self.repo.blob_at(commit, &r.path).ok().flatten();
-            if at.map(|b| b.to_string()) != Some(r.blob.clone()) {
+            let merged = at.is_some_and(|b| r.blob.parse::<ObjectId>().is_ok_and(|x| x == b))
+                || self.repo.is_ancestor(proposed, commit).unwrap_or(false);
+            if !merged {
                 continue;
             }
-            if let Ok(c) = ObjectId::from_hex(r.info.commit.as_bytes()) {
-                let _ = self
-                    .repo
-                    .move_branch(&r.info.branch, c, None, "helix: proposal merged");
-            }
+            let _ = self
+                .repo
+                .move_branch(&r.info.branch, proposed, None, "helix: proposal merged");
             let mut book = lock(&self.project.proposals);
             if let Some(rec) = book.get_mut(&r.info.id) {
                 rec.info.state = ProposalState::Merged;

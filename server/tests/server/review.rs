@@ -413,6 +413,12 @@ fn review_mode_proposes_opens_a_pull_request_and_approves_once() {
             "main:refs/remotes/origin/main",
         ],
     );
+    // The reviewer edits the entry on the branch before merging: still recognised.
+    git(&up.work, &["checkout", "-q", "-B", "p3", "origin/p3"]);
+    let tag = up.work.join("ops/tag-releases.md");
+    let edited = std::fs::read_to_string(&tag).expect("entry") + "Sign the tags.\n";
+    std::fs::write(&tag, edited).expect("edit");
+    git(&up.work, &["commit", "-q", "-am", "Sign them too"]);
     git(&up.work, &["checkout", "-q", "-B", "main", "origin/main"]);
     git(
         &up.work,
@@ -422,7 +428,7 @@ fn review_mode_proposes_opens_a_pull_request_and_approves_once() {
             "--no-ff",
             "-m",
             "Merge pull request #9",
-            "origin/p3",
+            "p3",
         ],
     );
     git(&up.work, &["push", "-q", "origin", "HEAD:main"]);
@@ -437,6 +443,8 @@ fn review_mode_proposes_opens_a_pull_request_and_approves_once() {
     let (_, three) = call(&c, "GET", u("/3"), fx.tok("kb/reader"), None);
     assert_eq!(three["state"], "merged", "{three}");
     assert_eq!(three["landed"]["id"], "ops/tag-releases.md");
+    let (_, _, bytes, _) = get_index(&s, "kb", fx.tok("kb/reader"));
+    assert!(entry_ids(&bytes).contains("ops/tag-releases.md"));
     fsck(&up.bare);
 }
 
