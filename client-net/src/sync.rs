@@ -342,6 +342,49 @@ fn follow_proposals(ctx: &Ctx<'_>, project: &str) -> usize {
     waiting
 }
 
+/// Teammates' open proposals, when the project shares them (`show_proposals`): kept in the
+/// overlay, which the hooks mark "proposed, unreviewed". A project that does not share them
+/// answers 404 and any kept ones go; other failures keep what is there.
+fn share_proposals(ctx: &Ctx<'_>, project: &str) {
+    let url = format!("{}/v1/projects/{project}/proposals/shared", ctx.server);
+    let Ok(resp) = ctx.req(ctx.http.get(&url)).send() else {
+        return;
+    };
+    let list: Vec<pending::Proposed> = match resp.status() {
+        reqwest::StatusCode::OK => {
+            #[derive(serde::Deserialize)]
+            struct Shared {
+                proposals: Vec<ProposalInfo>,
+            }
+            let Ok(shared) = resp.json::<Shared>() else {
+                return;
+            };
+            shared
+                .proposals
+                .into_iter()
+                .filter_map(|i| {
+                    let entry = i.entry?;
+                    // Only what this client would accept itself reaches its overlay.
+                    helix_index_format::validate_new_entry(&entry).ok()?;
+                    let safe = !i.entry_id.split('/').any(|c| c.is_empty() || c == "..")
+                        && i.entry_id.ends_with(".md");
+                    safe.then_some(pending::Proposed {
+                        id: i.id,
+                        entry_id: i.entry_id,
+                        author: i.author,
+                        entry,
+                    })
+                })
+                .collect()
+        }
+        reqwest::StatusCode::NOT_FOUND => Vec::new(),
+        _ => return,
+    };
+    if let Err(e) = pending::set_proposed(project, &list) {
+        eprintln!("helix: {project}: {e:#}");
+    }
+}
+
 enum Fetched {
     UpToDate(CacheMeta),
     Updated {
@@ -543,6 +586,7 @@ pub fn sync_project(
     };
     // After the download: a proposal that landed is then usually in the cache already.
     let awaiting = follow_proposals(&ctx, project);
+    share_proposals(&ctx, project);
     let generation = match &fetched {
         Fetched::UpToDate(m) | Fetched::Updated { meta: m, .. } => m.generation,
     };

@@ -375,6 +375,45 @@ pub fn settle_proposal(project: &str, a: &Acked, fate: &ProposalFate) -> Result<
     rebuild_overlay(project)
 }
 
+/// Teammates' open proposals as the server shares them (`show_proposals`), kept beside the
+/// pending entries in one file and put in the overlay marked `proposed_id`.
+const PROPOSED_FILE: &str = "proposed.json";
+
+/// A teammate's open proposal: its id, the entry id it would land as, who proposed it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Proposed {
+    pub id: String,
+    pub entry_id: String,
+    pub author: String,
+    pub entry: NewEntry,
+}
+
+/// Replaces the shared proposals of `project` with `list` (empty: none shared) and rebuilds
+/// the overlay when they changed.
+pub fn set_proposed(project: &str, list: &[Proposed]) -> Result<()> {
+    if read_proposed(project) == list {
+        return Ok(());
+    }
+    let path = crate::paths::pending_dir(project).join(PROPOSED_FILE);
+    if list.is_empty() {
+        let _ = std::fs::remove_file(&path);
+    } else {
+        let dir = crate::paths::pending_dir(project);
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        let bytes = serde_json::to_vec(list).expect("plain data serialises");
+        crate::sys::write_atomic(&path, &bytes)
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    rebuild_overlay(project)
+}
+
+fn read_proposed(project: &str) -> Vec<Proposed> {
+    std::fs::read(crate::paths::pending_dir(project).join(PROPOSED_FILE))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
+}
+
 /// `acked/<key>.json` without its entry, in `acked/` or still queued, is what a process
 /// killed inside [`mark_acked`] leaves (or a hand-deleted entry): nothing reads it again.
 fn remove_orphan_acks(project: &str) {
@@ -418,8 +457,9 @@ pub fn rebuild_overlay(project: &str) -> Result<()> {
     let _guard = crate::sys::lock_dir(&dir)?;
     let pending = list(project)?;
     let acked = list_acked(project);
+    let proposed = read_proposed(project);
     let overlay = dir.join(OVERLAY_FILE);
-    if pending.is_empty() && acked.is_empty() {
+    if pending.is_empty() && acked.is_empty() && proposed.is_empty() {
         match std::fs::remove_file(&overlay) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -429,6 +469,23 @@ pub fn rebuild_overlay(project: &str) -> Result<()> {
     }
     // Newest wins when two entries would get the same id (keys sort by time).
     let mut by_id: std::collections::BTreeMap<String, Entry> = std::collections::BTreeMap::new();
+    // Teammates' proposals first: this machine's own copy of an entry wins.
+    for p in proposed {
+        let mut extra = std::collections::BTreeMap::new();
+        extra.insert("proposed_id".to_string(), serde_json::Value::String(p.id));
+        let e = Entry {
+            id: p.entry_id.clone(),
+            topic: p.entry.topic,
+            title: p.entry.title,
+            tags: p.entry.tags,
+            sources: p.entry.sources,
+            date: None,
+            author: Some(p.author),
+            body: p.entry.body,
+            extra,
+        };
+        by_id.insert(p.entry_id, e);
+    }
     for a in acked {
         if let Some(e) = overlay_entry(&a.path, &a.id, &a.key, "acked_key") {
             by_id.insert(a.id, e);

@@ -105,6 +105,9 @@ pub struct ProposalInfo {
     /// generation of the artifact that contains it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub landed: Option<Landed>,
+    /// The entry itself: only in `GET …/proposals/shared` (projects with `show_proposals`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry: Option<NewEntry>,
 }
 
 /// A proposal's entry on the project's branch.

@@ -112,6 +112,10 @@ pub struct ProjectConfig {
     /// own branch for someone to approve (`review`).
     #[serde(default, skip_serializing_if = "WriteMode::is_direct")]
     pub writes: WriteMode,
+    /// Review mode: serve the open proposals to every client of the project, whose hooks
+    /// show them marked "proposed, unreviewed" (default: only their authors see them).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub show_proposals: bool,
     /// The forge where proposals get a pull/merge request (review mode with an upstream).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forge: Option<ForgeConfig>,
@@ -269,6 +273,7 @@ impl Config {
                 webhook_secret: None,
                 seed_examples: true,
                 writes: WriteMode::Direct,
+                show_proposals: false,
                 forge: None,
                 tokens: Vec::new(),
             }],
@@ -350,6 +355,12 @@ impl Config {
             if p.poll_interval_secs == 0 {
                 return Err(format!(
                     "project {:?}: poll_interval_secs must be at least 1",
+                    p.name
+                ));
+            }
+            if p.show_proposals && p.writes.is_direct() {
+                return Err(format!(
+                    "project {:?}: show_proposals needs writes = \"review\" (a direct project has no proposals)",
                     p.name
                 ));
             }
@@ -444,6 +455,13 @@ mod tests {
         );
         let e = Config::parse(&format!("{base}writes = \"review\"\n{both}"), "f").unwrap_err();
         assert!(format!("{e}").contains("exactly one of token_env"), "{e}");
+        let e = Config::parse(&format!("{base}show_proposals = true\n"), "f").unwrap_err();
+        assert!(
+            format!("{e}").contains("show_proposals needs writes"),
+            "{e}"
+        );
+        let shown = format!("{base}writes = \"review\"\nshow_proposals = true\n");
+        assert!(Config::parse(&shown, "f").expect("ok").projects[0].show_proposals);
         let e = Config::parse(&format!("{base}writes = \"reviewed\"\n"), "f").unwrap_err();
         assert!(format!("{e}").contains("reviewed"), "{e}");
     }

@@ -84,6 +84,7 @@ impl From<ProposalError> for AppError {
         let (status, code) = match &e {
             ProposalError::NotFound { .. } => (StatusCode::NOT_FOUND, "proposal_not_found"),
             ProposalError::NotReviewed => (StatusCode::NOT_FOUND, "not_reviewed"),
+            ProposalError::NotShared => (StatusCode::NOT_FOUND, "not_shared"),
             ProposalError::Decided { .. } => (StatusCode::CONFLICT, "proposal_decided"),
             ProposalError::BranchGone { .. } => (StatusCode::CONFLICT, "proposal_branch_gone"),
             ProposalError::BranchMoved { .. } => (StatusCode::CONFLICT, "proposal_branch_moved"),
@@ -267,6 +268,7 @@ mod tests {
                 "proposal_not_found",
             ),
             (ProposalError::NotReviewed, 404, "not_reviewed"),
+            (ProposalError::NotShared, 404, "not_shared"),
             (
                 ProposalError::Decided {
                     id: s("1"),

@@ -50,6 +50,10 @@ pub fn app(state: AppState) -> Router {
         .route("/v1/projects/{project}/status", get(get_status))
         .route("/v1/projects/{project}/entries", post(post_entry))
         .route("/v1/projects/{project}/proposals", get(list_proposals))
+        .route(
+            "/v1/projects/{project}/proposals/shared",
+            get(shared_proposals),
+        )
         .route("/v1/projects/{project}/proposals/{id}", get(get_proposal))
         .route(
             "/v1/projects/{project}/proposals/{id}/approve",
@@ -543,6 +547,17 @@ async fn list_proposals(
     Ok(Json(json!({ "proposals": list })).into_response())
 }
 
+/// The open proposals with their entries, for every reader (`show_proposals`).
+async fn shared_proposals(
+    State(state): State<AppState>,
+    Path(project): Path<String>,
+    caller: Caller,
+) -> Result<Response, AppError> {
+    let (_, p) = authorize(&state, &caller, &project, Scope::Read)?;
+    let list = proposal_job(&p, ProposalOp::Shared).await?;
+    Ok(Json(json!({ "proposals": list })).into_response())
+}
+
 /// One proposal: readable with the read scope, so the author's client can follow its own.
 async fn get_proposal(
     State(state): State<AppState>,
@@ -732,6 +747,7 @@ mod tests {
                 name: "a".into(),
                 seed_examples: false,
                 writes: Default::default(),
+                show_proposals: false,
                 forge: None,
                 tokens: vec![
                     TokenConfig {
@@ -751,6 +767,7 @@ mod tests {
                 name: "b".into(),
                 seed_examples: false,
                 writes: Default::default(),
+                show_proposals: false,
                 forge: None,
                 tokens: vec![TokenConfig {
                     name: "bob".into(),

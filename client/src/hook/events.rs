@@ -7,7 +7,7 @@ use super::fresh;
 use super::gate;
 use super::inject::Injection;
 use super::keywords::{error_terms, error_text, is_build_command, is_question, prompt_terms};
-use super::output::{self, MAX_CONTEXT_CHARS, Text, body_excerpt, entry_line};
+use super::output::{self, MAX_CONTEXT_CHARS, Text, body_excerpt, entry_line, marked_title};
 use super::state::{self, State};
 use super::tools;
 use crate::knowledge::{Found, Knowledge, ProjectHit};
@@ -42,7 +42,14 @@ pub(super) fn hit_line(found: &Found<'_>, h: &ProjectHit<'_>) -> String {
     } else {
         snippet
     };
-    entry_line(h.project, e.id, e.topic, e.date, e.title, &snippet)
+    entry_line(
+        h.project,
+        e.id,
+        e.topic,
+        e.date,
+        &marked_title(e.title, e.extra_json),
+        &snippet,
+    )
 }
 
 pub(super) fn entry_ref_line(project: &str, e: &EntryRef<'_>) -> String {
@@ -51,7 +58,7 @@ pub(super) fn entry_ref_line(project: &str, e: &EntryRef<'_>) -> String {
         e.id,
         e.topic,
         e.date,
-        e.title,
+        &marked_title(e.title, e.extra_json),
         &body_excerpt(e.body, 160),
     )
 }

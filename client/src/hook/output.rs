@@ -129,6 +129,16 @@ pub fn body_excerpt(body: &str, max: usize) -> String {
     compact(line, max)
 }
 
+/// An entry's title as the hooks show it: a teammate's open proposal (the overlay marks it
+/// `proposed_id`) says so first, where no cut can hide it.
+pub fn marked_title<'a>(title: &'a str, extra_json: &str) -> std::borrow::Cow<'a, str> {
+    if extra_json.contains("\"proposed_id\"") {
+        std::borrow::Cow::Owned(format!("(proposed, unreviewed) {title}"))
+    } else {
+        std::borrow::Cow::Borrowed(title)
+    }
+}
+
 /// One compact line for an entry: `- project:id · topic · date · title — snippet`.
 pub fn entry_line(
     project: &str,

@@ -36,6 +36,8 @@ pub enum ProposalOp {
     Get {
         id: String,
     },
+    /// The open proposals with their entries, for every client (`show_proposals`).
+    Shared,
     Approve {
         id: String,
         by: String,
@@ -78,6 +80,8 @@ pub enum ProposalError {
     Upstream(Arc<GitError>),
     #[error("the project does not review writes (writes = \"direct\"): it has no proposals")]
     NotReviewed,
+    #[error("the project does not share its proposals (show_proposals is off)")]
+    NotShared,
     #[error(transparent)]
     Repository(Arc<GitError>),
 }

@@ -134,6 +134,7 @@ mod tests {
             webhook_secret: None,
             seed_examples: false,
             writes: Default::default(),
+            show_proposals: false,
             forge: None,
             tokens: vec![],
         }

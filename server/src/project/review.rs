@@ -92,6 +92,7 @@ impl Lane<'_> {
                         decided_by: None,
                         reason: None,
                         landed: None,
+                        entry: None,
                     },
                     path: path.clone(),
                     blob,
@@ -172,6 +173,17 @@ impl Lane<'_> {
                     .map(|r| r.info.clone())
                     .collect()),
                 ProposalOp::Get { id } => self.record(&id).map(|r| vec![r.info]),
+                ProposalOp::Shared if !self.project.cfg.show_proposals => {
+                    Err(ProposalError::NotShared)
+                }
+                ProposalOp::Shared => Ok(lock(&self.project.proposals)
+                    .all()
+                    .filter(|r| r.info.state == ProposalState::Open)
+                    .map(|r| ProposalInfo {
+                        entry: Some(r.entry.clone()),
+                        ..r.info.clone()
+                    })
+                    .collect()),
                 ProposalOp::Approve { id, by } => self.approve(&id, &by).map(|i| vec![i]),
                 ProposalOp::Reject { id, by, reason } => {
                     self.reject(&id, &by, reason).map(|i| vec![i])

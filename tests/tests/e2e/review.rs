@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::harness::{Dev, Server, Upstream};
+use super::harness::{Dev, Server, Upstream, context};
 
 const PROJECT: &str = "team";
 
@@ -168,4 +168,76 @@ fn a_stored_entry_is_proposed_approved_once_and_a_rejected_one_set_aside() {
     assert!(reasons[0].contains("we freeze on Fridays"));
     assert_eq!(up.head(), proposed, "a rejection leaves main as it was");
     assert_eq!(up.git(&["for-each-ref", "refs/heads/helix"]), "");
+}
+
+#[test]
+fn a_project_that_shows_proposals_marks_them_in_teammates_hooks_until_approved() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let dir = tmp.path();
+    let up = Upstream::new(dir);
+    let first = up.commit_as(
+        "Admin",
+        &[("git/rebase.md", "# Rebase onto\n\nUse git rebase --onto.\n")],
+        "Seed",
+    );
+    let config = Server::configure(
+        dir,
+        &format!(
+            "[[projects]]\nname = {PROJECT:?}\nupstream = {:?}\npoll_interval_secs = 3600\nwrites = \"review\"\nshow_proposals = true\n",
+            up.bare.display().to_string()
+        ),
+    );
+    let alice_token = Server::token_add(&config, PROJECT, "alice", "read,write");
+    let bob_token = Server::token_add(&config, PROJECT, "bob", "read");
+    let rita_token = Server::token_add(&config, PROJECT, "rita", "read,review");
+    let server = Server::start(&config, &dir.join("data"), dir);
+    server.wait_serving(PROJECT, &alice_token, &first);
+    let alice = Dev::new("alice", &server.url, &[PROJECT], &alice_token);
+    let bob = Dev::new("bob", &server.url, &[PROJECT], &bob_token);
+    let rita = Dev::new("rita", &server.url, &[PROJECT], &rita_token);
+    alice
+        .run(&[
+            "store",
+            "--topic",
+            "deploy",
+            "--title",
+            "Drain Kubernetes nodes before deploying",
+            "--body",
+            "Kubernetes deploys drop requests unless the node is drained first: run kubectl drain.",
+        ])
+        .ok("alice: store");
+    alice.run(&["sync"]).ok("alice: sync");
+    bob.run(&["sync"]).ok("bob: sync");
+    let prompt = json!({
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "Should I drain the Kubernetes nodes before deploying?",
+    });
+    let seen = context(&bob.hook("prompt", prompt.clone()));
+    assert!(
+        seen.contains("(proposed, unreviewed) Drain Kubernetes nodes before deploying"),
+        "bob's hook: {seen:?}"
+    );
+    // The author's own copy is hers, not marked.
+    let own = context(&alice.hook("prompt", prompt.clone()));
+    assert!(
+        own.contains("Drain Kubernetes nodes before deploying"),
+        "{own:?}"
+    );
+    assert!(!own.contains("proposed, unreviewed"), "{own:?}");
+
+    rita.run(&["review", "approve", "1"]).ok("rita: approve");
+    bob.run(&["sync"]).ok("bob: sync after approval");
+    let after = context(&bob.hook("prompt", prompt));
+    assert!(
+        after.contains("Drain Kubernetes nodes before deploying"),
+        "{after:?}"
+    );
+    assert!(!after.contains("proposed, unreviewed"), "{after:?}");
+    assert!(
+        !bob.data_home()
+            .join("helix/pending")
+            .join(PROJECT)
+            .join("proposed.json")
+            .exists()
+    );
 }
