@@ -343,8 +343,8 @@ fn follow_proposals(ctx: &Ctx<'_>, project: &str) -> usize {
 }
 
 /// Teammates' open proposals, when the project shares them (`show_proposals`): kept in the
-/// overlay, which the hooks mark "proposed, unreviewed". A project that does not share them
-/// answers 404 and any kept ones go; other failures keep what is there.
+/// overlay, which the hooks mark "proposed, unreviewed". A 404 (no longer shared) drops
+/// them; other failures keep what is there.
 fn share_proposals(ctx: &Ctx<'_>, project: &str) {
     let url = format!("{}/v1/projects/{project}/proposals/shared", ctx.server);
     let Ok(resp) = ctx.req(ctx.http.get(&url)).send() else {
@@ -394,7 +394,15 @@ enum Fetched {
     },
 }
 
-fn fetch(ctx: &Ctx<'_>, project: &str, dir: &Path, quiet: bool) -> Result<Fetched, Failure> {
+/// The conditional GET of the artifact (a patch, else the whole); `shares` says whether the
+/// project shares its open proposals (the index answer's `X-Helix-Proposals: shared`).
+fn fetch(
+    ctx: &Ctx<'_>,
+    project: &str,
+    dir: &Path,
+    quiet: bool,
+    shares: &mut bool,
+) -> Result<Fetched, Failure> {
     // A cached artifact that no longer opens (damaged on disk) must not be kept alive by a
     // 304: then ask without the ETag and download it again.
     let cache_ok = matches!(
@@ -405,10 +413,10 @@ fn fetch(ctx: &Ctx<'_>, project: &str, dir: &Path, quiet: bool) -> Result<Fetche
     let old_etag = old.as_ref().and_then(|m| m.etag.clone());
     // The artifact held, by content hash: the server may answer with a patch from it.
     let from = old_etag.as_deref().and_then(download::etag_hash);
-    match get(ctx, project, dir, old.as_ref(), from, quiet) {
+    match get(ctx, project, dir, old.as_ref(), from, quiet, shares) {
         Err(Retry::Full(why)) => {
             eprintln!("helix: {project}: {why}; downloading the whole artifact");
-            get(ctx, project, dir, old.as_ref(), None, quiet).map_err(|r| match r {
+            get(ctx, project, dir, old.as_ref(), None, quiet, shares).map_err(|r| match r {
                 Retry::Full(why) => Failure::Other(why),
                 Retry::No(f) => f,
             })
@@ -433,6 +441,7 @@ fn get(
     old: Option<&CacheMeta>,
     from: Option<&str>,
     quiet: bool,
+    shares: &mut bool,
 ) -> Result<Fetched, Retry> {
     let mut url = format!("{}/v1/projects/{project}/index", ctx.server);
     if let Some(h) = from {
@@ -447,6 +456,10 @@ fn get(
     }
     let mut resp = rb.send().map_err(|e| Retry::No(ctx.offline(&e)))?;
     let status = resp.status();
+    *shares = resp
+        .headers()
+        .get("x-helix-proposals")
+        .is_some_and(|v| v.as_bytes() == b"shared");
     let now = helix_client::sys::now_secs();
     if status == reqwest::StatusCode::NOT_MODIFIED {
         let mut meta = old.cloned().unwrap_or_default();
@@ -580,13 +593,18 @@ pub fn sync_project(
         Ok(v) => v,
         Err(f) => return fail(f),
     };
-    let fetched = match fetch(&ctx, project, dir, quiet) {
+    let mut shares = false;
+    let fetched = match fetch(&ctx, project, dir, quiet, &mut shares) {
         Ok(v) => v,
         Err(f) => return fail(f),
     };
     // After the download: a proposal that landed is then usually in the cache already.
     let awaiting = follow_proposals(&ctx, project);
-    share_proposals(&ctx, project);
+    if shares {
+        share_proposals(&ctx, project);
+    } else if let Err(e) = pending::set_proposed(project, &[]) {
+        eprintln!("helix: {project}: {e:#}");
+    }
     let generation = match &fetched {
         Fetched::UpToDate(m) | Fetched::Updated { meta: m, .. } => m.generation,
     };

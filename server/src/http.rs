@@ -279,7 +279,30 @@ fn artifact_headers(s: &Served, weak: bool) -> [(header::HeaderName, HeaderValue
     ]
 }
 
+/// Response header of the index (200 and 304) of a project that shares its open proposals
+/// (`show_proposals`): the client then fetches them (`GET …/proposals/shared`).
+pub const PROPOSALS_HEADER: &str = "x-helix-proposals";
+
 async fn get_index(
+    State(state): State<AppState>,
+    Path(project): Path<String>,
+    caller: Caller,
+    query: Result<Query<IndexQuery>, axum::extract::rejection::QueryRejection>,
+    headers: HeaderMap,
+) -> Result<Response, AppError> {
+    let shares = state
+        .projects
+        .get(&project)
+        .is_some_and(|p| p.cfg.show_proposals);
+    let mut resp = index(State(state), Path(project), caller, query, headers).await?;
+    if shares {
+        resp.headers_mut()
+            .insert(PROPOSALS_HEADER, HeaderValue::from_static("shared"));
+    }
+    Ok(resp)
+}
+
+async fn index(
     State(state): State<AppState>,
     Path(project): Path<String>,
     caller: Caller,
