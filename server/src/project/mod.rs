@@ -24,7 +24,7 @@ use crate::store::{ArtifactInfo, ArtifactStore, DiagnosticInfo, Pointer, Served,
 use crate::sys::{lock, now_secs, read};
 
 use idempotency::IdempotencyLog;
-pub use jobs::{Job, JobError, ReplyTx, WriteError, WriteJob, WriteReply};
+pub use jobs::{EditTarget, Job, JobError, ReplyTx, WriteError, WriteJob, WriteReply};
 use placement::Group;
 
 mod embedded {
