@@ -451,7 +451,7 @@ async fn submit(
     key: Option<String>,
     who: &Principal,
     entry: NewEntry,
-    edit: Option<EditTarget>,
+    edit: Option<Box<EditTarget>>,
 ) -> Result<crate::project::WriteReply, AppError> {
     // The author becomes part of a Markdown file and a commit header: keep it one line.
     let author: String = who.author().chars().filter(|c| !c.is_control()).collect();
@@ -542,7 +542,7 @@ async fn put_entry(
         tags: parsed.tags,
         sources: parsed.sources,
     };
-    let reply = submit(&p, key, &who, entry, Some(target)).await?;
+    let reply = submit(&p, key, &who, entry, Some(Box::new(target))).await?;
     Ok((StatusCode::OK, Json(reply.ack)).into_response())
 }
 

@@ -33,7 +33,7 @@ pub struct WriteJob {
     /// The entry's fields (for an edit: as parsed from its new text).
     pub entry: NewEntry,
     /// Set when the write replaces an existing entry instead of adding one.
-    pub edit: Option<EditTarget>,
+    pub edit: Option<Box<EditTarget>>,
     pub reply: ReplyTx,
 }
 

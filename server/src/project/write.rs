@@ -29,7 +29,7 @@ struct Group {
 impl Group {
     fn new(job: WriteJob) -> Group {
         Group {
-            fingerprint: fingerprint(&job.author, &job.entry, job.edit.as_ref()),
+            fingerprint: fingerprint(&job.author, &job.entry, job.edit.as_deref()),
             job,
             repeats: Vec::new(),
         }
