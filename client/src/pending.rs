@@ -1,5 +1,7 @@
-//! The one write path for `helix store` and MCP `store`: a pending entry file per store under
-//! `$XDG_DATA_HOME/helix/pending/<project>/<key>.md`, plus a small overlay index rebuilt at once.
+//! The one write path for `helix store`, `helix edit` and MCP `store`/`edit`: a pending entry
+//! file per write under `$XDG_DATA_HOME/helix/pending/<project>/<key>.md` (an edit also has
+//! `<key>.edit.json`: the id it replaces and the blob it starts from), plus a small overlay
+//! index rebuilt at once.
 
 use crate::config::ProjectConfig;
 use crate::knowledge::OVERLAY_FILE;
@@ -24,6 +26,39 @@ pub struct PendingFile {
     pub key: String,
     pub path: PathBuf,
     pub new: NewEntry,
+    /// Set for an edit of an existing entry.
+    pub edit: Option<PendingEdit>,
+    /// The file's text (what an edit sends).
+    pub text: String,
+}
+
+/// What a pending edit replaces (`<key>.edit.json` beside `<key>.md`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PendingEdit {
+    /// The entry id it replaces.
+    pub id: String,
+    /// The git blob id of the version it starts from.
+    pub base: String,
+}
+
+/// `<key>.edit.json` beside `<key>.md` (in the queue, `acked/` or `rejected/`).
+pub fn edit_meta_path(md: &Path) -> PathBuf {
+    md.with_extension("edit.json")
+}
+
+fn read_edit_meta(md: &Path) -> Option<PendingEdit> {
+    let bytes = std::fs::read(edit_meta_path(md)).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+impl PendingFile {
+    /// The id this write has (or will have) on the server.
+    pub fn id(&self) -> String {
+        match &self.edit {
+            Some(e) => e.id.clone(),
+            None => entry_id(&self.new),
+        }
+    }
 }
 
 /// Safe `[a-z0-9-]` slug of a title (never empty); the server's own slug function.
@@ -129,6 +164,71 @@ pub fn store(cfg: &ProjectConfig, project: Option<&str>, new: NewEntry) -> Resul
     Ok(Stored { project, key, id })
 }
 
+/// Stores an edit of entry `id` of `project`: `text` is the whole new file, `base` the blob
+/// id of the version it starts from. Checked as the server checks it (parse, `status`,
+/// `supersedes`, secret scan); a queued edit of the same id not yet pushed is replaced (the
+/// new one carries its base, as the caller read it). In local mode the file is written
+/// straight into the knowledge directory.
+pub fn edit(
+    cfg: &ProjectConfig,
+    project: &str,
+    id: &str,
+    base: Option<&str>,
+    text: &str,
+) -> Result<Stored> {
+    let project = project_for(cfg, Some(project))?.to_string();
+    helix_index_format::validate_edit(id, text)
+        .map_err(|e| anyhow::anyhow!("invalid entry: {e}"))?;
+    if let Some(local) = &cfg.local {
+        let path = local.join(id);
+        if !path.is_file() {
+            bail!(
+                "{} does not exist; `helix store` adds new entries",
+                path.display()
+            );
+        }
+        crate::sys::write_atomic(&path, text.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
+        crate::cache::compile_local(cfg, &project)?;
+        return Ok(Stored {
+            project,
+            key: String::new(),
+            id: id.to_string(),
+        });
+    }
+    let Some(base) = base else {
+        bail!(
+            "the version of {id} is unknown (its cached artifact predates edits, or the entry is not synced yet); run `helix sync` and try again"
+        );
+    };
+    let dir = crate::paths::pending_dir(&project);
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    crate::sys::remove_stale_temps(&dir);
+    for queued in list(&project)? {
+        if queued.edit.as_ref().is_some_and(|e| e.id == id) {
+            let _ = std::fs::remove_file(&queued.path);
+            let _ = std::fs::remove_file(edit_meta_path(&queued.path));
+        }
+    }
+    let key = new_key();
+    let path = dir.join(format!("{key}.md"));
+    let meta = serde_json::to_vec(&PendingEdit {
+        id: id.to_string(),
+        base: base.to_string(),
+    })
+    .expect("serialising a plain struct cannot fail");
+    // The meta first: the `.md` is what queues the write.
+    crate::sys::write_atomic(&edit_meta_path(&path), &meta)?;
+    crate::sys::write_atomic(&path, text.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))?;
+    rebuild_overlay(&project)?;
+    Ok(Stored {
+        project,
+        key,
+        id: id.to_string(),
+    })
+}
+
 /// Parses a pending file's text back into a [`NewEntry`].
 pub fn parse_pending(key: &str, text: &str) -> Result<NewEntry> {
     let e = helix_index_format::parse_entry(&format!("pending/{key}.md"), text.as_bytes(), None)
@@ -173,8 +273,10 @@ pub fn list(project: &str) -> Result<Vec<PendingFile>> {
         match parse_pending(key, &text) {
             Ok(new) => out.push(PendingFile {
                 key: key.to_string(),
+                edit: read_edit_meta(&path),
                 path,
                 new,
+                text,
             }),
             Err(e) => eprintln!("helix: skipping pending entry {}: {e:#}", path.display()),
         }
@@ -208,12 +310,16 @@ pub struct Acked {
     pub id: String,
     /// The generation of the server's artifact that contains it.
     pub generation: u64,
+    /// For an edit: the blob id the server wrote (the base of a next edit before a sync).
+    pub blob: Option<String>,
 }
 
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 struct AckedMeta {
     id: String,
     generation: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    blob: Option<String>,
 }
 
 fn acked_dir(project: &str) -> PathBuf {
@@ -222,16 +328,25 @@ fn acked_dir(project: &str) -> PathBuf {
 
 /// Moves an acknowledged pending file out of the push queue into `acked/`, remembering the
 /// server's id and generation. A crash before the move only means one more (idempotent) POST.
-pub fn mark_acked(project: &str, file: &PendingFile, id: &str, generation: u64) -> Result<()> {
+pub fn mark_acked(
+    project: &str,
+    file: &PendingFile,
+    id: &str,
+    generation: u64,
+    blob: Option<&str>,
+) -> Result<()> {
     let dir = acked_dir(project);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let meta = serde_json::to_vec(&AckedMeta {
         id: id.to_string(),
         generation,
+        blob: blob.map(str::to_string),
     })
     .expect("serialising a plain struct cannot fail");
     crate::sys::write_atomic(&dir.join(format!("{}.json", file.key)), &meta)?;
     let dest = dir.join(format!("{}.md", file.key));
+    // An acknowledged edit's own meta is not needed any more (the ack names its id).
+    let _ = std::fs::remove_file(edit_meta_path(&file.path));
     match std::fs::rename(&file.path, &dest) {
         Ok(()) => Ok(()),
         // A concurrent sync (the one `store` starts in the background) got the same answer
@@ -244,8 +359,10 @@ pub fn mark_acked(project: &str, file: &PendingFile, id: &str, generation: u64) 
 }
 
 /// Moves a pending file the server refused for good into `rejected/`, with the reason beside
-/// it (`<key>.reason`), out of the push queue. Returns where the entry now is.
-pub fn mark_rejected(file: &PendingFile, why: &str) -> Result<PathBuf> {
+/// it (`<key>.reason`; an edit's `<key>.edit.json` too, and the entry's text on the server
+/// now as `<key>.current.md` when the refusal carried it), out of the push queue. Returns
+/// where the entry now is.
+pub fn mark_rejected(file: &PendingFile, why: &str, current: Option<&str>) -> Result<PathBuf> {
     let dir = file
         .path
         .parent()
@@ -258,6 +375,18 @@ pub fn mark_rejected(file: &PendingFile, why: &str) -> Result<PathBuf> {
         &dir.join(format!("{}.reason", file.key)),
         format!("{why}\n").as_bytes(),
     )?;
+    if let Some(current) = current {
+        crate::sys::write_atomic(
+            &dir.join(format!("{}.current.md", file.key)),
+            current.as_bytes(),
+        )?;
+    }
+    if file.edit.is_some() {
+        let _ = std::fs::rename(
+            edit_meta_path(&file.path),
+            dir.join(format!("{}.edit.json", file.key)),
+        );
+    }
     let dest = dir.join(format!("{}.md", file.key));
     match std::fs::rename(&file.path, &dest) {
         Ok(()) => Ok(dest),
@@ -296,6 +425,7 @@ pub fn list_acked(project: &str) -> Vec<Acked> {
             path: path.clone(),
             id: meta.id,
             generation: meta.generation,
+            blob: meta.blob,
         });
     }
     out.sort_by(|a, b| a.key.cmp(&b.key));
@@ -380,7 +510,7 @@ pub fn rebuild_overlay(project: &str) -> Result<()> {
         }
     }
     for p in pending {
-        let id = entry_id(&p.new);
+        let id = p.id();
         if let Some(e) = overlay_entry(&p.path, &id, &p.key, "pending_key") {
             by_id.insert(id, e);
         }

@@ -50,6 +50,9 @@ pub struct WriteAck {
     pub commit: String,
     /// The artifact generation that contains it.
     pub generation: u64,
+    /// For an edit: the blob id of the file as written (the base of the next edit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blob: Option<String>,
 }
 
 impl WriteAck {
@@ -133,6 +136,7 @@ mod tests {
             path: "kb/ops/x.md".into(),
             commit: "0123abcd".into(),
             generation: 3,
+            blob: None,
         };
         assert!(ok.is_plausible());
         for bad in [

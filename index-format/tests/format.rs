@@ -389,6 +389,18 @@ fn blobs_and_hidden_entries() {
     let v1 = std::fs::read(dir.join("reference-v1-t2.hix")).unwrap();
     let v1 = Index::open(&v1[..]).unwrap();
     assert!(v1.hidden_rows().is_empty() && v1.blob(0).unwrap().is_none());
+    // Counts for people and hooks leave the hidden entries out.
+    assert_eq!((index.len(), index.visible_len()), (8, 6));
+    let topics: Vec<_> = index
+        .visible_topics()
+        .unwrap()
+        .into_iter()
+        .map(|t| (t.topic, t.count))
+        .collect();
+    assert_eq!(
+        topics,
+        [("architecture", 1), ("build", 2), ("git", 2), ("misc", 1)]
+    );
 }
 
 /// Glob sources (`applyTo`, `globs`) are stored as sources and found by the paths they

@@ -161,11 +161,19 @@ impl Lane<'_> {
                 let mut answers = Vec::with_capacity(groups.len());
                 for (g, placed) in groups.iter().zip(placed) {
                     answers.push(placed.map(|path| {
+                        // An edit's file is written verbatim: its blob is the next base.
+                        let blob = g.job.edit.as_ref().and_then(|e| {
+                            self.repo
+                                .blob_id(e.content.as_bytes())
+                                .ok()
+                                .map(|b| b.to_string())
+                        });
                         let ack = WriteAck {
                             id: self.id_of(&path),
                             path,
                             commit: commit.to_string(),
                             generation: self.generation,
+                            blob,
                         };
                         if let Some(k) = &g.job.key {
                             self.idem
@@ -623,6 +631,7 @@ mod tests {
             path: "ops/a.md".into(),
             commit: "c0ffee".into(),
             generation: 1,
+            blob: None,
         };
         let reply = |created| {
             Ok(WriteReply {

@@ -77,6 +77,7 @@ fn edits_swap_on_the_blob_and_never_overwrite() {
     assert!(subject.starts_with(&format!("Edit {id}")), "{subject}");
     let now = git(&up.bare, &["rev-parse", &format!("main:{id}")]);
     let now = now.trim();
+    assert_eq!(ack["blob"], now, "the answer names the new version");
     // The same key again is a replay, not a second commit.
     let (st, again) = put_entry(&s, "kb", alice, id, Some("edit-a"), &base, alice_text);
     assert_eq!((st, &again["commit"]), (StatusCode::OK, &ack["commit"]));
