@@ -176,7 +176,7 @@ fn refusal_is_final(status: reqwest::StatusCode, code: Option<&str>) -> bool {
 /// Pushes the pending entries of `project`. Returns (pushed, rejected) counts. A pending
 /// file leaves the queue only on a documented acknowledgement from the configured server,
 /// or on a final refusal (then it is kept in `rejected/`).
-fn push_pending(ctx: &Ctx<'_>, project: &str) -> Result<(usize, usize), Failure> {
+fn push_pending(ctx: &Ctx<'_>, project: &str, dir: &Path) -> Result<(usize, usize), Failure> {
     let files = pending::list(project).map_err(|e| Failure::Other(format!("{e:#}")))?;
     if files.is_empty() {
         return Ok((0, 0));
@@ -191,7 +191,7 @@ fn push_pending(ctx: &Ctx<'_>, project: &str) -> Result<(usize, usize), Failure>
     };
     let stop = |pushed: usize, f: Failure| {
         if pushed > 0 {
-            let _ = pending::rebuild_overlay(project);
+            let _ = pending::rebuild_overlay(project, dir);
         }
         Err(f)
     };
@@ -313,7 +313,7 @@ fn push_pending(ctx: &Ctx<'_>, project: &str) -> Result<(usize, usize), Failure>
             );
         }
     }
-    pending::rebuild_overlay(project).map_err(|e| Failure::Other(format!("{e:#}")))?;
+    pending::rebuild_overlay(project, dir).map_err(|e| Failure::Other(format!("{e:#}")))?;
     Ok((pushed, rejected))
 }
 
@@ -508,7 +508,7 @@ pub fn sync_project(
             line,
         }
     };
-    let (pushed, rejected) = match push_pending(&ctx, project) {
+    let (pushed, rejected) = match push_pending(&ctx, project, dir) {
         Ok(v) => v,
         Err(f) => return fail(f),
     };
@@ -519,7 +519,7 @@ pub fn sync_project(
     let generation = match &fetched {
         Fetched::UpToDate(m) | Fetched::Updated { meta: m, .. } => m.generation,
     };
-    if let Err(e) = pending::drop_acked(project, generation) {
+    if let Err(e) = pending::drop_acked(project, dir, generation) {
         eprintln!("helix: {project}: {e:#}");
     }
     let mut line = match fetched {

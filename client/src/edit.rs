@@ -104,18 +104,9 @@ pub fn draft(k: &Knowledge, cfg: &ProjectConfig, id: &str) -> Result<Draft> {
 /// The entry as Markdown with front matter, as `render_entry` writes every entry. The date
 /// is left out: an edited entry is dated by the edit's commit.
 fn render(e: &EntryRef<'_>) -> String {
-    let extra = serde_json::from_str(e.extra_json).unwrap_or_default();
     helix_index_format::render_entry(&Entry {
-        id: e.id.to_string(),
-        topic: e.topic.to_string(),
-        title: e.title.to_string(),
-        tags: e.tags.iter().map(|t| t.to_string()).collect(),
-        sources: e.sources.iter().map(|s| s.to_string()).collect(),
         date: None,
-        author: e.author.map(str::to_string),
-        body: e.body.to_string(),
-        extra,
-        blob: String::new(),
+        ..crate::knowledge::owned_entry(e)
     })
 }
 

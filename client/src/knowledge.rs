@@ -64,6 +64,22 @@ pub struct Knowledge {
     sources: Vec<Source>,
 }
 
+/// An owned copy of an artifact's entry (the blob id is not copied).
+pub fn owned_entry(e: &EntryRef<'_>) -> helix_index_format::Entry {
+    helix_index_format::Entry {
+        id: e.id.to_string(),
+        topic: e.topic.to_string(),
+        title: e.title.to_string(),
+        tags: e.tags.iter().map(|t| t.to_string()).collect(),
+        sources: e.sources.iter().map(|s| s.to_string()).collect(),
+        date: e.date,
+        author: e.author.map(str::to_string),
+        body: e.body.to_string(),
+        extra: serde_json::from_str(e.extra_json).unwrap_or_default(),
+        blob: String::new(),
+    }
+}
+
 /// Why entry `doc` of `index` is out of default results: `retired`, or `superseded by ID`.
 pub fn hidden_note(index: &Index<Mmap>, doc: u32) -> Option<String> {
     Some(match index.hidden(doc)? {

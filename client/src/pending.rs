@@ -160,7 +160,7 @@ pub fn store(cfg: &ProjectConfig, project: Option<&str>, new: NewEntry) -> Resul
     let path = dir.join(format!("{key}.md"));
     crate::sys::write_atomic(&path, text.as_bytes())
         .with_context(|| format!("writing {}", path.display()))?;
-    rebuild_overlay(&project)?;
+    rebuild_overlay(&project, &cfg.cache_dir(&project))?;
     Ok(Stored { project, key, id })
 }
 
@@ -221,7 +221,7 @@ pub fn edit(
     crate::sys::write_atomic(&edit_meta_path(&path), &meta)?;
     crate::sys::write_atomic(&path, text.as_bytes())
         .with_context(|| format!("writing {}", path.display()))?;
-    rebuild_overlay(&project)?;
+    rebuild_overlay(&project, &cfg.cache_dir(&project))?;
     Ok(Stored {
         project,
         key,
@@ -434,7 +434,7 @@ pub fn list_acked(project: &str) -> Vec<Acked> {
 
 /// Forgets acknowledged entries that the cached artifact (of `synced_generation`) now
 /// contains, and rebuilds the overlay if anything changed. Returns how many were dropped.
-pub fn drop_acked(project: &str, synced_generation: u64) -> Result<usize> {
+pub fn drop_acked(project: &str, cache_dir: &Path, synced_generation: u64) -> Result<usize> {
     remove_orphan_acks(project);
     let mut dropped = 0;
     for a in list_acked(project) {
@@ -445,7 +445,7 @@ pub fn drop_acked(project: &str, synced_generation: u64) -> Result<usize> {
         }
     }
     if dropped > 0 {
-        rebuild_overlay(project)?;
+        rebuild_overlay(project, cache_dir)?;
     }
     Ok(dropped)
 }
@@ -487,8 +487,10 @@ fn overlay_entry(path: &Path, id: &str, key: &str, marker: &str) -> Option<Entry
 
 /// Rebuilds `overlay.hix` of `project` from its pending and acknowledged-but-not-yet-synced
 /// files (removes it when there are none). Serialised with a lock file so two concurrent
-/// stores never lose each other's entry.
-pub fn rebuild_overlay(project: &str) -> Result<()> {
+/// stores never lose each other's entry. An entry they supersede that only the synced
+/// artifact in `cache_dir` holds is copied in: the builder hides it there, and the copy
+/// shadows the synced one, so it leaves hooks and search at once.
+pub fn rebuild_overlay(project: &str, cache_dir: &Path) -> Result<()> {
     let dir = crate::paths::pending_dir(project);
     let _guard = crate::sys::lock_dir(&dir)?;
     let pending = list(project)?;
@@ -513,6 +515,22 @@ pub fn rebuild_overlay(project: &str) -> Result<()> {
         let id = p.id();
         if let Some(e) = overlay_entry(&p.path, &id, &p.key, "pending_key") {
             by_id.insert(id, e);
+        }
+    }
+    let missing: Vec<String> = by_id
+        .values()
+        .flat_map(|e| e.supersedes())
+        .filter(|t| !by_id.contains_key(*t))
+        .map(str::to_string)
+        .collect();
+    if !missing.is_empty()
+        && let Ok(Some(synced)) =
+            crate::knowledge::open_index(&cache_dir.join(crate::knowledge::INDEX_FILE))
+    {
+        for id in missing {
+            if let Ok(Some(e)) = synced.entry_by_id(&id) {
+                by_id.insert(id, crate::knowledge::owned_entry(&e));
+            }
         }
     }
     let entries: Vec<Entry> = by_id.into_values().collect();

@@ -340,7 +340,13 @@ pub fn render_entry(entry: &Entry) -> String {
         }
         let mut v = String::new();
         json_to_yaml_flow(value, &mut v);
-        push_kv(&mut out, &quoted(key), &v);
+        // The lifecycle keys are helix's own, and read by people: written plain.
+        let key = if lower == STATUS_KEY || lower == SUPERSEDES_KEY {
+            key.clone()
+        } else {
+            quoted(key)
+        };
+        push_kv(&mut out, &key, &v);
     }
     out.push_str("---\n");
     out.push_str(&entry.body);

@@ -161,8 +161,11 @@ fn edits_conflicts_supersede_and_retire_across_cli_sync_mcp_and_hooks() {
     let res = mcp.call("edit", json!({"id": OOM_ID, "supersedes": [GOLD_ID]}));
     assert_ne!(res["isError"], true, "{res}");
     assert!(mcp_text(&res).contains(OOM_ID), "{res}");
-    // (Until it is synced, the pending copy cannot hide an entry of the synced artifact:
-    // the overlay is compiled from pending entries alone.)
+    // At once, before any sync: the pending edit hides what it supersedes.
+    let ctx = ambient(&b, "Cargo.toml");
+    assert!(ctx.contains(OOM_ID) && !ctx.contains(GOLD_ID), "{ctx}");
+    let hits = search_ids(&b, &["gold", "linker", "killed"]);
+    assert!(!hits.contains(&GOLD_ID.to_string()), "{hits:?}");
     b.run(&["sync"]).ok("sync pushes the MCP edit");
     wait_for("the supersedes to reach the upstream", || {
         upstream_file(&up, OOM_ID).contains(GOLD_ID).then_some(())
