@@ -394,7 +394,7 @@ pub(super) fn edit_tool(cwd: &Path, args: EditArgs) -> ToolOutcome {
     let full_id = format!("{}:{}", stored.project, stored.id);
     Ok(match &cfg.server {
         Some(server) if spawn_background_sync(&cfg.root) => format!(
-            "Edited `{full_id}` as a pending edit; search and hooks see it now. `helix sync` is pushing it to {server} in the background; if the entry changed there meanwhile, the edit is refused and kept (see `helix status`)."
+            "Edited `{full_id}` as a pending edit; search and hooks see it now. `helix sync` is pushing it to {server} in the background; if the entry changed there meanwhile, the edit is refused and kept with both versions (helix's pending rejected/ folder)."
         ),
         Some(server) => format!(
             "Edited `{full_id}` as a pending edit; search and hooks see it now. It will be pushed to {server} at the next `helix sync`."
