@@ -143,14 +143,7 @@ pub fn store(cfg: &ProjectConfig, project: Option<&str>, new: NewEntry) -> Resul
         if path.exists() {
             bail!("{} already exists; choose another title", path.display());
         }
-        crate::sys::write_atomic(&path, text.as_bytes())
-            .with_context(|| format!("writing {}", path.display()))?;
-        crate::cache::compile_local(cfg, &project)?;
-        return Ok(Stored {
-            project,
-            key: String::new(),
-            id,
-        });
+        return write_local(cfg, project, &path, &text, id);
     }
 
     let dir = crate::paths::pending_dir(&project);
@@ -162,6 +155,24 @@ pub fn store(cfg: &ProjectConfig, project: Option<&str>, new: NewEntry) -> Resul
         .with_context(|| format!("writing {}", path.display()))?;
     rebuild_overlay(&project, &cfg.cache_dir(&project))?;
     Ok(Stored { project, key, id })
+}
+
+/// Local mode: writes the entry file into the knowledge directory and recompiles it.
+fn write_local(
+    cfg: &ProjectConfig,
+    project: String,
+    path: &Path,
+    text: &str,
+    id: String,
+) -> Result<Stored> {
+    crate::sys::write_atomic(path, text.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))?;
+    crate::cache::compile_local(cfg, &project)?;
+    Ok(Stored {
+        project,
+        key: String::new(),
+        id,
+    })
 }
 
 /// Stores an edit of entry `id` of `project`: `text` is the whole new file, `base` the blob
@@ -187,14 +198,7 @@ pub fn edit(
                 path.display()
             );
         }
-        crate::sys::write_atomic(&path, text.as_bytes())
-            .with_context(|| format!("writing {}", path.display()))?;
-        crate::cache::compile_local(cfg, &project)?;
-        return Ok(Stored {
-            project,
-            key: String::new(),
-            id: id.to_string(),
-        });
+        return write_local(cfg, project, &path, text, id.to_string());
     }
     let Some(base) = base else {
         bail!(

@@ -413,6 +413,17 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, AppError> {
     Ok(Some(s.to_string()))
 }
 
+/// Counts a refused write (`helix_writes_total{outcome="rejected"}`) and passes it on.
+fn rejecter<'a>(
+    state: &'a AppState,
+    project: &'a str,
+) -> impl Fn(AppError) -> AppError + Copy + 'a {
+    move |e| {
+        state.metrics.write(project, "rejected", 1);
+        e
+    }
+}
+
 /// What every write request starts with: the body within the limit, JSON, and a valid
 /// `Idempotency-Key` when there is one.
 fn write_request(
@@ -474,10 +485,7 @@ async fn post_entry(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, AppError> {
     let (who, p) = authorize(&state, &caller, &project, Scope::Write)?;
-    let reject = |e: AppError| {
-        state.metrics.write(&project, "rejected", 1);
-        e
-    };
+    let reject = rejecter(&state, &project);
     let (body, key) = write_request(&state, &headers, body).map_err(reject)?;
     let entry: NewEntry = parse_json(&body).map_err(reject)?;
     helix_index_format::validate_new_entry(&entry)
@@ -501,10 +509,7 @@ async fn put_entry(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, AppError> {
     let (who, p) = authorize(&state, &caller, &project, Scope::Write)?;
-    let reject = |e: AppError| {
-        state.metrics.write(&project, "rejected", 1);
-        e
-    };
+    let reject = rejecter(&state, &project);
     let (body, key) = write_request(&state, &headers, body).map_err(reject)?;
     let prefix = p.cfg.subdir_prefix();
     let is_entry = matches!(

@@ -98,7 +98,6 @@ impl Lane<'_> {
         edited.insert(path.clone(), (blob, edit.content.clone()));
         Ok(Ok(path))
     }
-
 }
 
 /// A cycle of `supersedes` through `start` in `graph` (id → ids it supersedes), as the
