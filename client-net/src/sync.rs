@@ -199,7 +199,13 @@ fn push_pending(ctx: &Ctx<'_>, project: &str, dir: &Path) -> Result<(usize, usiz
         // The server may batch, commit, push and compile before answering.
         let (rb, body) = match &f.edit {
             Some(e) => (
-                writer.put(format!("{url}/{}", e.id)),
+                // The URL parser escapes spaces and non-ASCII; these three it would read.
+                writer.put(format!(
+                    "{url}/{}",
+                    e.id.replace('%', "%25")
+                        .replace('?', "%3F")
+                        .replace('#', "%23")
+                )),
                 serde_json::json!({"base": e.base, "content": f.text}),
             ),
             None => (

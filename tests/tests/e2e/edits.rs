@@ -15,6 +15,8 @@ The release build's linker is killed (signal 9) out of memory: set codegen-units
 const GOLD_ID: &str = "build/gold-linker.md";
 const GOLD: &str = "---\ntitle: Release linker killed, use gold\nsources: [Cargo.toml]\n---\n\n\
 When the release linker is killed out of memory, switch to the gold linker.\n";
+/// An id the URL parser would cut (`#`, `?`) or misread (`%`) unless escaped.
+const ODD_ID: &str = "notes/c# 50% off?.md";
 const MIGRATE_ID: &str = "db/migrations.md";
 const MIGRATE: &str = "---\ntitle: Run migrations before deploying\nsources: [db/migrate.rs]\n---\n\n\
 Deploys fail on a missing column when migrations did not run first.\n";
@@ -68,7 +70,15 @@ fn edits_conflicts_supersede_and_retire_across_cli_sync_mcp_and_hooks() {
     let up = Upstream::new(tmp.path());
     let seeded = up.commit_as(
         "Alice",
-        &[(OOM_ID, OOM), (GOLD_ID, GOLD), (MIGRATE_ID, MIGRATE)],
+        &[
+            (OOM_ID, OOM),
+            (GOLD_ID, GOLD),
+            (MIGRATE_ID, MIGRATE),
+            (
+                ODD_ID,
+                "# Odd name\n\nA note whose file name needs escaping.\n",
+            ),
+        ],
         "seed",
     );
     let config = Server::configure(
@@ -230,7 +240,17 @@ fn edits_conflicts_supersede_and_retire_across_cli_sync_mcp_and_hooks() {
     assert!(read.stdout.contains("retired"), "{}", read.stdout);
     let brief = a.run(&["brief", "--json"]).ok("brief").json();
     assert_eq!(
-        brief["entries"], 1,
+        brief["entries"], 2,
         "retired and superseded entries are not counted: {brief}"
+    );
+
+    // An id with `#`, `%` and `?` reaches the server whole.
+    a.run(&["edit", ODD_ID, "--body", "Escaped on the way."])
+        .ok("edit an odd name");
+    a.run(&["sync"]).ok("push it");
+    assert!(
+        upstream_file(&up, ODD_ID).contains("Escaped on the way."),
+        "{}",
+        upstream_file(&up, ODD_ID)
     );
 }
