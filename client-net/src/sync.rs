@@ -87,6 +87,14 @@ fn error_body(body: &str) -> Option<(String, String)> {
         .map(|b| (b.error.code, b.error.message))
 }
 
+/// The server's current text of an entry from a `409 edit_conflict` body.
+fn conflict_text(body: &str) -> Option<String> {
+    serde_json::from_str::<ErrorBody>(body)
+        .ok()
+        .and_then(|b| b.error.conflict)
+        .map(|c| c.current_content)
+}
+
 /// `code: message` from a JSON error body, or the status line.
 fn http_error(status: reqwest::StatusCode, body: &str) -> String {
     match error_body(body) {
@@ -157,13 +165,18 @@ fn refusal_is_final(status: reqwest::StatusCode, code: Option<&str>) -> bool {
     matches!(
         status,
         S::UNPROCESSABLE_ENTITY | S::BAD_REQUEST | S::PAYLOAD_TOO_LARGE
-    ) || (status == S::CONFLICT && code == Some("topic_conflict"))
+    ) || (status == S::CONFLICT
+        && matches!(
+            code,
+            Some("topic_conflict" | "edit_conflict" | "superseded" | "retired")
+        ))
+        || (status == S::NOT_FOUND && code == Some("no_such_entry"))
 }
 
 /// Pushes the pending entries of `project`. Returns (pushed, rejected) counts. A pending
 /// file leaves the queue only on a documented acknowledgement from the configured server,
 /// or on a final refusal (then it is kept in `rejected/`).
-fn push_pending(ctx: &Ctx<'_>, project: &str) -> Result<(usize, usize), Failure> {
+fn push_pending(ctx: &Ctx<'_>, project: &str, dir: &Path) -> Result<(usize, usize), Failure> {
     let files = pending::list(project).map_err(|e| Failure::Other(format!("{e:#}")))?;
     if files.is_empty() {
         return Ok((0, 0));
@@ -172,21 +185,38 @@ fn push_pending(ctx: &Ctx<'_>, project: &str) -> Result<(usize, usize), Failure>
         http_client(ctx.server, ctx.limits, true).map_err(|e| Failure::Other(format!("{e:#}")))?;
     let (mut pushed, mut rejected) = (0, 0);
     let url = format!("{}/v1/projects/{project}/entries", ctx.server);
+    let what = |f: &pending::PendingFile| match &f.edit {
+        Some(e) => format!("edit of {}", e.id),
+        None => format!("entry `{}`", f.new.title),
+    };
     let stop = |pushed: usize, f: Failure| {
         if pushed > 0 {
-            let _ = pending::rebuild_overlay(project);
+            let _ = pending::rebuild_overlay(project, dir);
         }
         Err(f)
     };
     for f in files {
-        let body = serde_json::json!({
-            "topic": f.new.topic, "title": f.new.title, "body": f.new.body,
-            "tags": f.new.tags, "sources": f.new.sources,
-        });
         // The server may batch, commit, push and compile before answering.
-        let rb = writer
-            .post(&url)
-            .timeout(ctx.limits.stall.max(Duration::from_secs(60)));
+        let (rb, body) = match &f.edit {
+            Some(e) => (
+                // The URL parser escapes spaces and non-ASCII; these three it would read.
+                writer.put(format!(
+                    "{url}/{}",
+                    e.id.replace('%', "%25")
+                        .replace('?', "%3F")
+                        .replace('#', "%23")
+                )),
+                serde_json::json!({"base": e.base, "content": f.text}),
+            ),
+            None => (
+                writer.post(&url),
+                serde_json::json!({
+                    "topic": f.new.topic, "title": f.new.title, "body": f.new.body,
+                    "tags": f.new.tags, "sources": f.new.sources,
+                }),
+            ),
+        };
+        let rb = rb.timeout(ctx.limits.stall.max(Duration::from_secs(60)));
         let resp = ctx
             .req(rb)
             .header("Idempotency-Key", &f.key)
@@ -239,13 +269,15 @@ fn push_pending(ctx: &Ctx<'_>, project: &str) -> Result<(usize, usize), Failure>
             // Acknowledged: only now may the file leave the push queue. A crash before this
             // leaves it in place; the retry carries the same key and the server answers 200.
             // It stays visible (overlay) until a synced artifact of that generation arrives.
-            if let Err(e) = pending::mark_acked(project, &f, &ack.id, ack.generation) {
+            if let Err(e) =
+                pending::mark_acked(project, &f, &ack.id, ack.generation, ack.blob.as_deref())
+            {
                 // Still pending: the next sync posts it again and gets the same answer.
                 return stop(
                     pushed,
                     Failure::Other(format!(
-                        "recording the acknowledgement of `{}`: {e:#}",
-                        f.new.title
+                        "recording the acknowledgement of the {}: {e:#}",
+                        what(&f)
                     )),
                 );
             }
@@ -257,19 +289,22 @@ fn push_pending(ctx: &Ctx<'_>, project: &str) -> Result<(usize, usize), Failure>
         if refusal_is_final(status, code.as_deref()) {
             // The server will never accept it: keep it, out of the push queue, with the reason.
             let why = http_error(status, &text);
-            match pending::mark_rejected(&f, &why) {
+            let current = conflict_text(&text);
+            match pending::mark_rejected(&f, &why, current.as_deref()) {
                 Ok(dest) => eprintln!(
-                    "helix: {project}: entry `{}` rejected ({why}); kept in {}",
-                    f.new.title,
-                    dest.display()
+                    "helix: {project}: {} rejected ({why}); kept in {}{}",
+                    what(&f),
+                    dest.display(),
+                    if current.is_some() {
+                        " (the server's current text beside it, .current.md)"
+                    } else {
+                        ""
+                    }
                 ),
                 Err(e) => {
                     return stop(
                         pushed,
-                        Failure::Other(format!(
-                            "setting aside refused entry `{}`: {e:#}",
-                            f.new.title
-                        )),
+                        Failure::Other(format!("setting aside the refused {}: {e:#}", what(&f))),
                     );
                 }
             }
@@ -284,7 +319,7 @@ fn push_pending(ctx: &Ctx<'_>, project: &str) -> Result<(usize, usize), Failure>
             );
         }
     }
-    pending::rebuild_overlay(project).map_err(|e| Failure::Other(format!("{e:#}")))?;
+    pending::rebuild_overlay(project, dir).map_err(|e| Failure::Other(format!("{e:#}")))?;
     Ok((pushed, rejected))
 }
 
@@ -479,7 +514,7 @@ pub fn sync_project(
             line,
         }
     };
-    let (pushed, rejected) = match push_pending(&ctx, project) {
+    let (pushed, rejected) = match push_pending(&ctx, project, dir) {
         Ok(v) => v,
         Err(f) => return fail(f),
     };
@@ -490,7 +525,7 @@ pub fn sync_project(
     let generation = match &fetched {
         Fetched::UpToDate(m) | Fetched::Updated { meta: m, .. } => m.generation,
     };
-    if let Err(e) = pending::drop_acked(project, generation) {
+    if let Err(e) = pending::drop_acked(project, dir, generation) {
         eprintln!("helix: {project}: {e:#}");
     }
     let mut line = match fetched {

@@ -7,6 +7,7 @@ pub mod cli;
 pub mod commands;
 pub mod compile;
 pub mod config;
+pub mod edit;
 pub mod hook;
 pub mod human;
 pub mod install;

@@ -1,5 +1,7 @@
-//! The one write path for `helix store` and MCP `store`: a pending entry file per store under
-//! `$XDG_DATA_HOME/helix/pending/<project>/<key>.md`, plus a small overlay index rebuilt at once.
+//! The one write path for `helix store`, `helix edit` and MCP `store`/`edit`: a pending entry
+//! file per write under `$XDG_DATA_HOME/helix/pending/<project>/<key>.md` (an edit also has
+//! `<key>.edit.json`: the id it replaces and the blob it starts from), plus a small overlay
+//! index rebuilt at once.
 
 use crate::config::ProjectConfig;
 use crate::knowledge::OVERLAY_FILE;
@@ -24,6 +26,39 @@ pub struct PendingFile {
     pub key: String,
     pub path: PathBuf,
     pub new: NewEntry,
+    /// Set for an edit of an existing entry.
+    pub edit: Option<PendingEdit>,
+    /// The file's text (what an edit sends).
+    pub text: String,
+}
+
+/// What a pending edit replaces (`<key>.edit.json` beside `<key>.md`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PendingEdit {
+    /// The entry id it replaces.
+    pub id: String,
+    /// The git blob id of the version it starts from.
+    pub base: String,
+}
+
+/// `<key>.edit.json` beside `<key>.md` (in the queue, `acked/` or `rejected/`).
+pub fn edit_meta_path(md: &Path) -> PathBuf {
+    md.with_extension("edit.json")
+}
+
+fn read_edit_meta(md: &Path) -> Option<PendingEdit> {
+    let bytes = std::fs::read(edit_meta_path(md)).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+impl PendingFile {
+    /// The id this write has (or will have) on the server.
+    pub fn id(&self) -> String {
+        match &self.edit {
+            Some(e) => e.id.clone(),
+            None => entry_id(&self.new),
+        }
+    }
 }
 
 /// Safe `[a-z0-9-]` slug of a title (never empty); the server's own slug function.
@@ -108,14 +143,7 @@ pub fn store(cfg: &ProjectConfig, project: Option<&str>, new: NewEntry) -> Resul
         if path.exists() {
             bail!("{} already exists; choose another title", path.display());
         }
-        crate::sys::write_atomic(&path, text.as_bytes())
-            .with_context(|| format!("writing {}", path.display()))?;
-        crate::cache::compile_local(cfg, &project)?;
-        return Ok(Stored {
-            project,
-            key: String::new(),
-            id,
-        });
+        return write_local(cfg, project, &path, &text, id);
     }
 
     let dir = crate::paths::pending_dir(&project);
@@ -125,8 +153,84 @@ pub fn store(cfg: &ProjectConfig, project: Option<&str>, new: NewEntry) -> Resul
     let path = dir.join(format!("{key}.md"));
     crate::sys::write_atomic(&path, text.as_bytes())
         .with_context(|| format!("writing {}", path.display()))?;
-    rebuild_overlay(&project)?;
+    rebuild_overlay(&project, &cfg.cache_dir(&project))?;
     Ok(Stored { project, key, id })
+}
+
+/// Local mode: writes the entry file into the knowledge directory and recompiles it.
+fn write_local(
+    cfg: &ProjectConfig,
+    project: String,
+    path: &Path,
+    text: &str,
+    id: String,
+) -> Result<Stored> {
+    crate::sys::write_atomic(path, text.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))?;
+    crate::cache::compile_local(cfg, &project)?;
+    Ok(Stored {
+        project,
+        key: String::new(),
+        id,
+    })
+}
+
+/// Stores an edit of entry `id` of `project`: `text` is the whole new file, `base` the blob
+/// id of the version it starts from. Checked as the server checks it (parse, `status`,
+/// `supersedes`, secret scan); a queued edit of the same id not yet pushed is replaced (the
+/// new one carries its base, as the caller read it). In local mode the file is written
+/// straight into the knowledge directory.
+pub fn edit(
+    cfg: &ProjectConfig,
+    project: &str,
+    id: &str,
+    base: Option<&str>,
+    text: &str,
+) -> Result<Stored> {
+    let project = project_for(cfg, Some(project))?.to_string();
+    helix_index_format::validate_edit(id, text)
+        .map_err(|e| anyhow::anyhow!("invalid entry: {e}"))?;
+    if let Some(local) = &cfg.local {
+        let path = local.join(id);
+        if !path.is_file() {
+            bail!(
+                "{} does not exist; `helix store` adds new entries",
+                path.display()
+            );
+        }
+        return write_local(cfg, project, &path, text, id.to_string());
+    }
+    let Some(base) = base else {
+        bail!(
+            "the version of {id} is unknown (its cached artifact predates edits, or the entry is not synced yet); run `helix sync` and try again"
+        );
+    };
+    let dir = crate::paths::pending_dir(&project);
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    crate::sys::remove_stale_temps(&dir);
+    for queued in list(&project)? {
+        if queued.edit.as_ref().is_some_and(|e| e.id == id) {
+            let _ = std::fs::remove_file(&queued.path);
+            let _ = std::fs::remove_file(edit_meta_path(&queued.path));
+        }
+    }
+    let key = new_key();
+    let path = dir.join(format!("{key}.md"));
+    let meta = serde_json::to_vec(&PendingEdit {
+        id: id.to_string(),
+        base: base.to_string(),
+    })
+    .expect("serialising a plain struct cannot fail");
+    // The meta first: the `.md` is what queues the write.
+    crate::sys::write_atomic(&edit_meta_path(&path), &meta)?;
+    crate::sys::write_atomic(&path, text.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))?;
+    rebuild_overlay(&project, &cfg.cache_dir(&project))?;
+    Ok(Stored {
+        project,
+        key,
+        id: id.to_string(),
+    })
 }
 
 /// Parses a pending file's text back into a [`NewEntry`].
@@ -173,8 +277,10 @@ pub fn list(project: &str) -> Result<Vec<PendingFile>> {
         match parse_pending(key, &text) {
             Ok(new) => out.push(PendingFile {
                 key: key.to_string(),
+                edit: read_edit_meta(&path),
                 path,
                 new,
+                text,
             }),
             Err(e) => eprintln!("helix: skipping pending entry {}: {e:#}", path.display()),
         }
@@ -208,12 +314,16 @@ pub struct Acked {
     pub id: String,
     /// The generation of the server's artifact that contains it.
     pub generation: u64,
+    /// For an edit: the blob id the server wrote (the base of a next edit before a sync).
+    pub blob: Option<String>,
 }
 
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
 struct AckedMeta {
     id: String,
     generation: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    blob: Option<String>,
 }
 
 fn acked_dir(project: &str) -> PathBuf {
@@ -222,16 +332,25 @@ fn acked_dir(project: &str) -> PathBuf {
 
 /// Moves an acknowledged pending file out of the push queue into `acked/`, remembering the
 /// server's id and generation. A crash before the move only means one more (idempotent) POST.
-pub fn mark_acked(project: &str, file: &PendingFile, id: &str, generation: u64) -> Result<()> {
+pub fn mark_acked(
+    project: &str,
+    file: &PendingFile,
+    id: &str,
+    generation: u64,
+    blob: Option<&str>,
+) -> Result<()> {
     let dir = acked_dir(project);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let meta = serde_json::to_vec(&AckedMeta {
         id: id.to_string(),
         generation,
+        blob: blob.map(str::to_string),
     })
     .expect("serialising a plain struct cannot fail");
     crate::sys::write_atomic(&dir.join(format!("{}.json", file.key)), &meta)?;
     let dest = dir.join(format!("{}.md", file.key));
+    // An acknowledged edit's own meta is not needed any more (the ack names its id).
+    let _ = std::fs::remove_file(edit_meta_path(&file.path));
     match std::fs::rename(&file.path, &dest) {
         Ok(()) => Ok(()),
         // A concurrent sync (the one `store` starts in the background) got the same answer
@@ -244,8 +363,10 @@ pub fn mark_acked(project: &str, file: &PendingFile, id: &str, generation: u64) 
 }
 
 /// Moves a pending file the server refused for good into `rejected/`, with the reason beside
-/// it (`<key>.reason`), out of the push queue. Returns where the entry now is.
-pub fn mark_rejected(file: &PendingFile, why: &str) -> Result<PathBuf> {
+/// it (`<key>.reason`; an edit's `<key>.edit.json` too, and the entry's text on the server
+/// now as `<key>.current.md` when the refusal carried it), out of the push queue. Returns
+/// where the entry now is.
+pub fn mark_rejected(file: &PendingFile, why: &str, current: Option<&str>) -> Result<PathBuf> {
     let dir = file
         .path
         .parent()
@@ -258,6 +379,18 @@ pub fn mark_rejected(file: &PendingFile, why: &str) -> Result<PathBuf> {
         &dir.join(format!("{}.reason", file.key)),
         format!("{why}\n").as_bytes(),
     )?;
+    if let Some(current) = current {
+        crate::sys::write_atomic(
+            &dir.join(format!("{}.current.md", file.key)),
+            current.as_bytes(),
+        )?;
+    }
+    if file.edit.is_some() {
+        let _ = std::fs::rename(
+            edit_meta_path(&file.path),
+            dir.join(format!("{}.edit.json", file.key)),
+        );
+    }
     let dest = dir.join(format!("{}.md", file.key));
     match std::fs::rename(&file.path, &dest) {
         Ok(()) => Ok(dest),
@@ -296,6 +429,7 @@ pub fn list_acked(project: &str) -> Vec<Acked> {
             path: path.clone(),
             id: meta.id,
             generation: meta.generation,
+            blob: meta.blob,
         });
     }
     out.sort_by(|a, b| a.key.cmp(&b.key));
@@ -304,7 +438,7 @@ pub fn list_acked(project: &str) -> Vec<Acked> {
 
 /// Forgets acknowledged entries that the cached artifact (of `synced_generation`) now
 /// contains, and rebuilds the overlay if anything changed. Returns how many were dropped.
-pub fn drop_acked(project: &str, synced_generation: u64) -> Result<usize> {
+pub fn drop_acked(project: &str, cache_dir: &Path, synced_generation: u64) -> Result<usize> {
     remove_orphan_acks(project);
     let mut dropped = 0;
     for a in list_acked(project) {
@@ -315,7 +449,7 @@ pub fn drop_acked(project: &str, synced_generation: u64) -> Result<usize> {
         }
     }
     if dropped > 0 {
-        rebuild_overlay(project)?;
+        rebuild_overlay(project, cache_dir)?;
     }
     Ok(dropped)
 }
@@ -357,8 +491,10 @@ fn overlay_entry(path: &Path, id: &str, key: &str, marker: &str) -> Option<Entry
 
 /// Rebuilds `overlay.hix` of `project` from its pending and acknowledged-but-not-yet-synced
 /// files (removes it when there are none). Serialised with a lock file so two concurrent
-/// stores never lose each other's entry.
-pub fn rebuild_overlay(project: &str) -> Result<()> {
+/// stores never lose each other's entry. An entry they supersede that only the synced
+/// artifact in `cache_dir` holds is copied in: the builder hides it there, and the copy
+/// shadows the synced one, so it leaves hooks and search at once.
+pub fn rebuild_overlay(project: &str, cache_dir: &Path) -> Result<()> {
     let dir = crate::paths::pending_dir(project);
     let _guard = crate::sys::lock_dir(&dir)?;
     let pending = list(project)?;
@@ -380,9 +516,25 @@ pub fn rebuild_overlay(project: &str) -> Result<()> {
         }
     }
     for p in pending {
-        let id = entry_id(&p.new);
+        let id = p.id();
         if let Some(e) = overlay_entry(&p.path, &id, &p.key, "pending_key") {
             by_id.insert(id, e);
+        }
+    }
+    let missing: Vec<String> = by_id
+        .values()
+        .flat_map(|e| e.supersedes())
+        .filter(|t| !by_id.contains_key(*t))
+        .map(str::to_string)
+        .collect();
+    if !missing.is_empty()
+        && let Ok(Some(synced)) =
+            crate::knowledge::open_index(&cache_dir.join(crate::knowledge::INDEX_FILE))
+    {
+        for id in missing {
+            if let Ok(Some(e)) = synced.entry_by_id(&id) {
+                by_id.insert(id, crate::knowledge::owned_entry(&e));
+            }
         }
     }
     let entries: Vec<Entry> = by_id.into_values().collect();

@@ -3,6 +3,8 @@
 
 #[path = "cli/common.rs"]
 mod common;
+#[path = "cli/edit.rs"]
+mod edit;
 #[path = "cli/faults.rs"]
 mod faults;
 #[path = "cli/format.rs"]

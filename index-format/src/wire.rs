@@ -16,6 +16,29 @@ pub struct NewEntry {
     pub sources: Vec<String>,
 }
 
+/// An edit of an existing entry (the body of `PUT /v1/projects/{p}/entries/{id}`): the
+/// whole Markdown file as it should be, and the version it was written from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EntryEdit {
+    /// The git blob id (hex) of the entry's file the edit starts from.
+    pub base: String,
+    /// The entry file's new text: front matter and body.
+    pub content: String,
+}
+
+/// What a `409 edit_conflict` carries besides its message: both versions, so nothing is
+/// overwritten unseen and the writer can merge.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EditConflict {
+    pub id: String,
+    /// The blob id the edit started from.
+    pub base: String,
+    /// The blob id of the entry's file now.
+    pub current: String,
+    /// The entry file's text now.
+    pub current_content: String,
+}
+
 /// The answer to a stored entry: only this, from the configured server, proves it is in git.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WriteAck {
@@ -27,6 +50,9 @@ pub struct WriteAck {
     pub commit: String,
     /// The artifact generation that contains it.
     pub generation: u64,
+    /// For an edit: the blob id of the file as written (the base of the next edit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blob: Option<String>,
 }
 
 impl WriteAck {
@@ -52,6 +78,9 @@ pub struct ErrorBody {
 pub struct ErrorDetail {
     pub code: String,
     pub message: String,
+    /// Only on `409 edit_conflict`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conflict: Option<EditConflict>,
 }
 
 /// Longest `Idempotency-Key`.
@@ -107,6 +136,7 @@ mod tests {
             path: "kb/ops/x.md".into(),
             commit: "0123abcd".into(),
             generation: 3,
+            blob: None,
         };
         assert!(ok.is_plausible());
         for bad in [

@@ -7,7 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use helix_index_format::Index;
+use helix_index_format::{Hidden, Index};
 use reqwest::StatusCode;
 use reqwest::blocking::Client;
 use serde_json::{Value, json};
@@ -1414,6 +1414,9 @@ fn subdir_project_reads_and_writes_only_under_its_folder() {
 
 #[path = "server/deploy.rs"]
 mod deploy;
+
+#[path = "server/edits.rs"]
+mod edits;
 
 #[path = "server/faults.rs"]
 mod faults;

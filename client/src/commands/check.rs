@@ -18,9 +18,12 @@ pub fn run(a: Args) -> Result<ExitCode> {
     anyhow::ensure!(meta.is_dir(), "{}: not a directory", a.dir.display());
     let c = crate::compile::compile_dir(&a.dir, false)?;
     let secrets = secrets(&a.dir, &c.entry_files);
+    // `supersedes` naming a missing entry or closing a cycle, as the server reports it.
+    let lifecycle = helix_index_format::lifecycle_diagnostics(&c.entries);
     let mut lines: Vec<(String, u32, String)> = c
         .diagnostics
         .iter()
+        .chain(&lifecycle)
         .map(|d| (d.path.clone(), d.line, d.to_string()))
         .chain(secrets.iter().cloned())
         .collect();

@@ -32,6 +32,9 @@ pub struct Args {
     /// hooks' relevance gate would pass it (ranking as the hooks do: any query word).
     #[arg(long)]
     pub explain: bool,
+    /// Also retired and superseded entries (marked so), which hooks and searches leave out.
+    #[arg(long)]
+    pub all: bool,
     /// Print `{"hits": [...]}` JSON.
     #[arg(long)]
     pub json: bool,
@@ -87,6 +90,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         topic,
         mode: if a.explain { Mode::Or } else { Mode::AndThenOr },
         now: Some(crate::sys::now_secs()),
+        include_hidden: a.all,
         ..SearchOptions::default()
     };
     let found = k.find(&query, &opts, project.as_deref());
@@ -108,6 +112,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 });
                 if a.explain {
                     v["explain"] = explain_json(&found, h, at, question);
+                }
+                if let Some(note) = k.hidden_note(h) {
+                    v["hidden"] = json!(note);
                 }
                 v
             })
@@ -135,8 +142,12 @@ pub fn run(a: Args) -> Result<ExitCode> {
             .date
             .map(|d| format!(", {}", helix_index_format::format_day(d)))
             .unwrap_or_default();
+        let note = k
+            .hidden_note(h)
+            .map(|n| format!(" [{n}]"))
+            .unwrap_or_default();
         println!(
-            "{:>2}. {}{}  {}  ({}{}, score {:.2})",
+            "{:>2}. {}{}  {}  ({}{}, score {:.2}){note}",
             i + 1,
             label,
             e.id,

@@ -269,19 +269,37 @@ async fn mcp_initialize_names_helix_and_lists_tools_with_schemas() {
     let tools = client.list_all_tools().await.expect("tools/list");
     let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     names.sort_unstable();
-    assert_eq!(names, ["brief", "read", "search", "store", "topics"]);
+    assert_eq!(
+        names,
+        ["brief", "edit", "read", "search", "store", "topics"]
+    );
     let expect: &[(&str, &[&str], &[&str])] = &[
         (
             "search",
             &["query"],
-            &["limit", "project", "query", "topic"],
+            &["all", "limit", "project", "query", "topic"],
+        ),
+        (
+            "edit",
+            &["id"],
+            &[
+                "base",
+                "body",
+                "content",
+                "id",
+                "sources",
+                "status",
+                "supersedes",
+                "tags",
+                "title",
+            ],
         ),
         (
             "store",
             &["body", "title", "topic"],
             &["body", "project", "sources", "tags", "title", "topic"],
         ),
-        ("read", &["id"], &["id"]),
+        ("read", &["id"], &["file", "id"]),
         ("brief", &[], &["topic"]),
         ("topics", &[], &[]),
     ];

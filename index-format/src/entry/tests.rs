@@ -487,6 +487,7 @@ fn render_round_trips_tricky_values() {
             author: Some("O'Brien: \"Dev\"".into()),
             body: "# Heading\n\n---\nnot front matter\n[source: src/inline.rs]\n".into(),
             extra,
+            blob: String::new(),
         };
         let mut want = e.clone();
         want.sources.push("src/inline.rs".into());

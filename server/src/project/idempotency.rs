@@ -229,6 +229,7 @@ impl IdempotencyLog {
                     path: path.to_string(),
                     commit: commit.to_string(),
                     generation,
+                    blob: None,
                 };
                 self.record(key, ack, fingerprint);
                 added += 1;
@@ -262,6 +263,7 @@ mod tests {
             path: path.to_string(),
             commit: "c0ffee".into(),
             generation,
+            blob: None,
         }
     }
 
@@ -370,6 +372,7 @@ mod tests {
             path: "kb/ops/a.md".into(),
             commit: commit(2).to_string(),
             generation: 7,
+            blob: None,
         };
         assert_eq!(log.seen("ka", "fa"), Some(Seen::Same(&a)));
         assert_eq!(

@@ -1,6 +1,7 @@
 //! Projects at run time: each one's served artifact, and one worker thread per repository
 //! that owns it and does every git operation of its projects (fetch, ingest, writes, push).
 
+mod edit;
 mod idempotency;
 mod ingest;
 mod jobs;
@@ -24,7 +25,7 @@ use crate::store::{ArtifactInfo, ArtifactStore, DiagnosticInfo, Pointer, Served,
 use crate::sys::{lock, now_secs, read};
 
 use idempotency::IdempotencyLog;
-pub use jobs::{Job, JobError, ReplyTx, WriteError, WriteJob, WriteReply};
+pub use jobs::{EditTarget, Job, JobError, ReplyTx, WriteError, WriteJob, WriteReply};
 use placement::Group;
 
 mod embedded {

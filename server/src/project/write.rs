@@ -9,7 +9,7 @@ use gix::ObjectId;
 use helix_index_format::{Entry, NewEntry};
 
 use super::idempotency::{IdempotencyLog, Seen};
-use super::jobs::{ReplyTx, WriteError, WriteJob, WriteReply};
+use super::jobs::{EditTarget, ReplyTx, WriteError, WriteJob, WriteReply};
 use super::{Lane, WriteAck};
 use crate::git::{Folder, GitError, Kind, PushOutcome};
 
@@ -29,7 +29,7 @@ struct Group {
 impl Group {
     fn new(job: WriteJob) -> Group {
         Group {
-            fingerprint: fingerprint(&job.author, &job.entry),
+            fingerprint: fingerprint(&job.author, &job.entry, job.edit.as_deref()),
             job,
             repeats: Vec::new(),
         }
@@ -161,11 +161,19 @@ impl Lane<'_> {
                 let mut answers = Vec::with_capacity(groups.len());
                 for (g, placed) in groups.iter().zip(placed) {
                     answers.push(placed.map(|path| {
+                        // An edit's file is written verbatim: its blob is the next base.
+                        let blob = g.job.edit.as_ref().and_then(|e| {
+                            self.repo
+                                .blob_id(e.content.as_bytes())
+                                .ok()
+                                .map(|b| b.to_string())
+                        });
                         let ack = WriteAck {
                             id: self.id_of(&path),
                             path,
                             commit: commit.to_string(),
                             generation: self.generation,
+                            blob,
                         };
                         if let Some(k) = &g.job.key {
                             self.idem
@@ -246,7 +254,13 @@ impl Lane<'_> {
         let mut files: HashSet<String> = HashSet::new();
         let mut dirs: HashSet<String> = HashSet::new();
         let mut out = Vec::with_capacity(groups.len());
+        // Files edited by earlier writes of the batch: their new blob and text.
+        let mut edited: HashMap<String, (ObjectId, String)> = HashMap::new();
         for g in groups {
+            if let Some(edit) = &g.job.edit {
+                out.push(self.place_edit(parent, edit, &mut edited)?);
+                continue;
+            }
             let topic = &g.job.entry.topic;
             let topic_dir = match &prefix {
                 Some(p) => format!("{p}/{topic}"),
@@ -321,6 +335,11 @@ impl Lane<'_> {
             let mut listed = Vec::new();
             for (g, path) in groups.iter().zip(&placed) {
                 let Ok(path) = path else { continue };
+                if let Some(edit) = &g.job.edit {
+                    files.push((path.clone(), edit.content.clone().into_bytes()));
+                    listed.push((g, path));
+                    continue;
+                }
                 let entry = Entry {
                     id: self.id_of(path),
                     topic: g.job.entry.topic.clone(),
@@ -331,6 +350,7 @@ impl Lane<'_> {
                     author: Some(g.job.author.clone()),
                     body: g.job.entry.body.clone(),
                     extra: Default::default(),
+                    blob: String::new(),
                 };
                 files.push((
                     path.clone(),
@@ -350,13 +370,23 @@ impl Lane<'_> {
             } else {
                 "helix-server"
             };
-            let mut msg = if listed.len() == 1 {
-                format!("Add {}\n\n", self.id_of(listed[0].1))
-            } else {
-                format!("Add {} entries\n\n", listed.len())
+            let edits = listed.iter().filter(|(g, _)| g.job.edit.is_some()).count();
+            let mut msg = match (listed.len(), edits) {
+                (1, 1) => format!("Edit {}\n\n", self.id_of(listed[0].1)),
+                (1, _) => format!("Add {}\n\n", self.id_of(listed[0].1)),
+                (n, 0) => format!("Add {n} entries\n\n"),
+                (n, _) => format!("Write {n} entries\n\n"),
             };
             for (g, path) in &listed {
-                msg.push_str(&format!("- {} ({})\n", self.id_of(path), g.job.author));
+                let what = match &g.job.edit {
+                    Some(e) => format!(", edit of blob {}", e.base),
+                    None => String::new(),
+                };
+                msg.push_str(&format!(
+                    "- {} ({}{what})\n",
+                    self.id_of(path),
+                    g.job.author
+                ));
             }
             let keyed: Vec<String> = listed
                 .iter()
@@ -456,10 +486,18 @@ fn ancestors(path: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-/// What makes two writes the same write: who sent it and every field of the entry.
-fn fingerprint(author: &str, e: &NewEntry) -> String {
+/// What makes two writes the same write: who sent it and every field of the entry (and,
+/// for an edit, what it edits, from which version, and the whole new file).
+fn fingerprint(author: &str, e: &NewEntry, edit: Option<&EditTarget>) -> String {
     use sha2::Digest;
-    let canonical = serde_json::json!([author, e.topic, e.title, e.body, e.tags, e.sources]);
+    let mut canonical = serde_json::json!([author, e.topic, e.title, e.body, e.tags, e.sources]);
+    if let (Some(edit), Some(parts)) = (edit, canonical.as_array_mut()) {
+        parts.extend([
+            edit.id.clone().into(),
+            edit.base.clone().into(),
+            edit.content.clone().into(),
+        ]);
+    }
     let digest = sha2::Sha256::digest(canonical.to_string().as_bytes());
     hex::encode(&digest[..16])
 }
@@ -475,6 +513,7 @@ mod tests {
             path: "ops/a.md".into(),
             commit: "c0ffee".into(),
             generation: 1,
+            blob: None,
         };
         let reply = |created| {
             Ok(WriteReply {
