@@ -157,7 +157,7 @@ fn refusal_is_final(status: reqwest::StatusCode, code: Option<&str>) -> bool {
     matches!(
         status,
         S::UNPROCESSABLE_ENTITY | S::BAD_REQUEST | S::PAYLOAD_TOO_LARGE
-    ) || (status == S::CONFLICT && code == Some("topic_conflict"))
+    ) || (status == S::CONFLICT && matches!(code, Some("topic_conflict" | "duplicate_entry")))
 }
 
 /// Pushes the pending entries of `project`. Returns (pushed, rejected) counts. A pending
@@ -179,10 +179,8 @@ fn push_pending(ctx: &Ctx<'_>, project: &str) -> Result<(usize, usize), Failure>
         Err(f)
     };
     for f in files {
-        let body = serde_json::json!({
-            "topic": f.new.topic, "title": f.new.title, "body": f.new.body,
-            "tags": f.new.tags, "sources": f.new.sources,
-        });
+        // The wire type itself: `force` goes along when the entry was stored with it.
+        let body = serde_json::to_value(&f.new).unwrap_or_default();
         // The server may batch, commit, push and compile before answering.
         let rb = writer
             .post(&url)

@@ -14,4 +14,5 @@ pub mod journal;
 pub mod knowledge;
 pub mod paths;
 pub mod pending;
+pub mod stale;
 pub mod sys;

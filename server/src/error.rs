@@ -69,6 +69,7 @@ impl From<WriteError> for AppError {
                 (StatusCode::UNPROCESSABLE_ENTITY, "idempotency_key_reused")
             }
             WriteError::KeptMoving { .. } => (StatusCode::CONFLICT, "conflict"),
+            WriteError::Duplicate { .. } => (StatusCode::CONFLICT, "duplicate_entry"),
             WriteError::Fetch(_)
             | WriteError::Refetch(_)
             | WriteError::PushRejected { .. }

@@ -70,6 +70,15 @@ pub enum WriteError {
         folder: String,
         file: String,
     },
+    /// The project already holds an entry that says nearly the same.
+    #[error(
+        "{id} ({title:?}) says nearly the same (similarity {score:.2}); edit it instead, or send this entry again with \"force\": true"
+    )]
+    Duplicate {
+        id: String,
+        title: String,
+        score: f32,
+    },
     /// The idempotency key was first used for another entry (`first`: its id).
     #[error(
         "Idempotency-Key {key:?} was first used for {first}, with a different entry; a key names one entry: send this one with a new key"
@@ -102,6 +111,7 @@ impl WriteError {
                 | WriteError::TopicTaken { .. }
                 | WriteError::TopicInBatch { .. }
                 | WriteError::KeyReused { .. }
+                | WriteError::Duplicate { .. }
         )
     }
 }
