@@ -25,8 +25,9 @@ pub mod wire;
 pub use build::{BuildError, BuildInfo, build};
 pub use entry::yaml;
 pub use entry::{
-    Census, Diagnostic, Entry, FileKind, GitMeta, MAX_ENTRY_BYTES, Root, Skip, format_day,
-    glob_matches, is_entry_path, is_glob, parse_entry, render_entry, slugify,
+    Census, Diagnostic, Entry, FileKind, GitMeta, MAX_ENTRY_BYTES, REVIEW_AFTER, Root, Skip,
+    format_day, glob_matches, is_entry_path, is_glob, parse_entry, render_entry, review_due,
+    slugify,
 };
 pub use error::FormatError;
 pub use query::{Query, QueryTerm, Stats};
