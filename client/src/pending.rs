@@ -183,6 +183,15 @@ pub fn store(
     // Same parser as the server: what we store must compile.
     helix_index_format::parse_entry(&id, text.as_bytes(), None)
         .map_err(|d| anyhow::anyhow!("invalid entry: {d}"))?;
+    // Same file first: the more precise refusal.
+    if let Some(local) = &cfg.local
+        && local.join(&id).exists()
+    {
+        bail!(
+            "{} already exists; choose another title",
+            local.join(&id).display()
+        );
+    }
     if !new.force
         && let Some(dup) = near_duplicates(cfg, &project, &new).into_iter().next()
     {
@@ -195,9 +204,6 @@ pub fn store(
             ..new.clone()
         });
         let path = local.join(&id);
-        if path.exists() {
-            bail!("{} already exists; choose another title", path.display());
-        }
         crate::sys::write_atomic(&path, text.as_bytes())
             .with_context(|| format!("writing {}", path.display()))?;
         crate::cache::compile_local(cfg, &project)?;

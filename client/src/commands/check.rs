@@ -61,12 +61,12 @@ pub fn run(a: Args) -> Result<ExitCode> {
             "{a}: near-duplicate of {b} (similarity {score:.2}); merge them or make them distinct"
         );
     }
-    eprintln!(
-        "helix: {}, {} secrets, {} near-duplicate pairs",
-        c.summary(),
-        secrets.len(),
-        pairs.len()
-    );
+    let dups = match pairs.len() {
+        0 => String::new(),
+        1 => ", 1 near-duplicate pair".to_string(),
+        n => format!(", {n} near-duplicate pairs"),
+    };
+    eprintln!("helix: {}, {} secrets{dups}", c.summary(), secrets.len());
     let warning = c.census.warning();
     if let Some(w) = &warning {
         eprintln!("helix: warning: {w}");

@@ -279,7 +279,9 @@ async fn mcp_initialize_names_helix_and_lists_tools_with_schemas() {
         (
             "store",
             &["body", "title", "topic"],
-            &["body", "project", "sources", "tags", "title", "topic"],
+            &[
+                "body", "force", "project", "sources", "tags", "title", "topic",
+            ],
         ),
         ("read", &["id"], &["id"]),
         ("brief", &[], &["topic"]),
