@@ -712,3 +712,48 @@ async fn mcp_store_reaches_the_team_server_in_the_background() {
     assert!(t.contains("retries forever"), "{t}");
     client.cancel().await.expect("close");
 }
+
+#[tokio::test]
+async fn mcp_store_names_a_near_duplicate_and_stores_it_when_forced() {
+    let p = Project::server_mode();
+    let client = p.connect().await;
+    let again = json!({
+        "topic": "testing",
+        "title": "Integration tests exhaust the connection pool",
+        "body": "The integration tests hang: max_connections is below the test thread count. \
+                 Set DATABASE_MAX_CONNECTIONS=16 in CI.",
+    });
+    let m = err(&call(&client, "store", again.clone()).await);
+    assert!(
+        m.contains(
+            "Not stored: `kb:db/pool-exhaustion.md` (\"Connection pool exhausted in integration tests\") already says nearly the same"
+        ),
+        "{m}"
+    );
+    assert!(m.contains("`force: true`"), "{m}");
+    assert!(
+        !p.home.join("data/helix/pending/kb").exists()
+            || std::fs::read_dir(p.home.join("data/helix/pending/kb"))
+                .unwrap()
+                .flatten()
+                .all(|e| e.path().extension().is_none_or(|x| x != "md")),
+        "nothing pending"
+    );
+    let mut forced = again;
+    forced["force"] = json!(true);
+    let t = ok(&call(&client, "store", forced).await);
+    assert!(
+        t.starts_with("Stored `kb:testing/integration-tests-exhaust-the-connection-pool.md`"),
+        "{t}"
+    );
+    // The forced pending file keeps the flag, so `helix sync` sends it forced.
+    let pending: Vec<_> = std::fs::read_dir(p.home.join("data/helix/pending/kb"))
+        .expect("pending dir")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|f| f.extension().is_some_and(|x| x == "md"))
+        .collect();
+    let file = std::fs::read_to_string(&pending[0]).expect("pending file");
+    assert!(file.contains("\n\"helix_force\": true\n"), "{file}");
+    client.cancel().await.expect("close");
+}
