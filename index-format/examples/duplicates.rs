@@ -3,13 +3,14 @@
 //! (as `helix check` finds them); `duplicates CORPUS_DIR score PAIRS.jsonl` prints each
 //! labelled pair (`{"a", "b", ...}`) with its score. One JSON object per line.
 
+#[path = "shared/corpus.rs"]
+mod corpus;
+
 use std::path::Path;
 
 use helix_index_format::similar::{Collection, Parts};
 use helix_index_format::tokenize::Analyzer;
-use helix_index_format::{
-    BuildInfo, Fingerprint, Index, build, is_entry_path, parse_entry, similarity,
-};
+use helix_index_format::{BuildInfo, Fingerprint, Index, build, similarity};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -18,27 +19,7 @@ fn main() {
         std::process::exit(2);
     };
     let root = Path::new(corpus);
-    let mut entries = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for e in std::fs::read_dir(&dir).expect("read corpus dir") {
-            let p = e.expect("dir entry").path();
-            if p.is_dir() {
-                stack.push(p);
-                continue;
-            }
-            let rel = p
-                .strip_prefix(root)
-                .expect("under root")
-                .to_string_lossy()
-                .replace('\\', "/");
-            if is_entry_path(&rel)
-                && let Ok(entry) = parse_entry(&rel, &std::fs::read(&p).expect("read entry"), None)
-            {
-                entries.push(entry);
-            }
-        }
-    }
+    let entries = corpus::entries(root);
     let bytes = build(&entries, &BuildInfo::default()).expect("build");
     let index = Index::open(&bytes[..]).expect("open");
     let refs = [&index];

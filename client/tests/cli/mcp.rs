@@ -88,6 +88,16 @@ impl Project {
         p
     }
 
+    /// The pending entry files of project `kb`.
+    fn pending_files(&self) -> Vec<PathBuf> {
+        std::fs::read_dir(self.home.join("data/helix/pending/kb"))
+            .expect("pending dir")
+            .flatten()
+            .map(|e| e.path())
+            .filter(|f| f.extension().is_some_and(|x| x == "md"))
+            .collect()
+    }
+
     fn write(&self, rel: &str, text: &str) {
         let path = self.root.join(rel);
         std::fs::create_dir_all(path.parent().expect("has parent")).expect("mkdir");
@@ -405,12 +415,7 @@ async fn mcp_store_then_search_finds_the_pending_entry() {
         t.starts_with("Stored `kb:build/protobuf-codegen-needs-protoc-25.md` as a pending entry; search and hooks see it now."),
         "{t}"
     );
-    let pending: Vec<_> = std::fs::read_dir(p.home.join("data/helix/pending/kb"))
-        .expect("pending dir")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|f| f.extension().is_some_and(|x| x == "md"))
-        .collect();
+    let pending = p.pending_files();
     assert_eq!(pending.len(), 1, "{pending:?}");
     let file = std::fs::read_to_string(&pending[0]).expect("pending file written");
     assert!(file.contains("unknown field edition"), "{file}");
@@ -747,12 +752,7 @@ async fn mcp_store_names_a_near_duplicate_and_stores_it_when_forced() {
         "{t}"
     );
     // The forced pending file keeps the flag, so `helix sync` sends it forced.
-    let pending: Vec<_> = std::fs::read_dir(p.home.join("data/helix/pending/kb"))
-        .expect("pending dir")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|f| f.extension().is_some_and(|x| x == "md"))
-        .collect();
+    let pending = p.pending_files();
     let file = std::fs::read_to_string(&pending[0]).expect("pending file");
     assert!(file.contains("\n\"helix_force\": true\n"), "{file}");
     client.cancel().await.expect("close");

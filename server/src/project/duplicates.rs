@@ -52,3 +52,48 @@ pub(super) fn check(
         })
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(title: &str, body: &str) -> NewEntry {
+        NewEntry {
+            topic: "db".into(),
+            title: title.into(),
+            body: body.into(),
+            ..NewEntry::default()
+        }
+    }
+
+    #[test]
+    fn a_write_is_refused_for_an_earlier_one_of_its_batch_unless_forced() {
+        let first = entry(
+            "Connection pool exhausted in tests",
+            "Integration tests hang when max_connections is below the test thread count.",
+        );
+        let again = entry(
+            "Tests exhaust the connection pool",
+            "The integration tests hang: max_connections is below the thread count of the tests.",
+        );
+        let other = entry(
+            "Vacuum nightly",
+            "Run VACUUM ANALYZE nightly or the planner misestimates.",
+        );
+        match check(None, &[&first], &again) {
+            Some(WriteError::Duplicate { id, score, .. }) => {
+                assert_eq!(id, "db/connection-pool-exhausted-in-tests.md");
+                assert!(score >= DUPLICATE_THRESHOLD);
+            }
+            other => panic!("expected a duplicate, got {other:?}"),
+        }
+        assert!(check(None, &[&first], &other).is_none());
+        let forced = NewEntry {
+            force: true,
+            ..again
+        };
+        assert!(check(None, &[&first], &forced).is_none());
+        // An unreadable artifact refuses nothing.
+        assert!(check(Some(b"not an artifact"), &[], &other).is_none());
+    }
+}
