@@ -235,6 +235,8 @@ fn git(dir: &Path, args: &[&str]) -> Result<String> {
         .arg(dir)
         .args(args)
         .env("GIT_TERMINAL_PROMPT", "0")
+        // A source is a path, never a pathspec with magic (`:(glob)…`).
+        .env("GIT_LITERAL_PATHSPECS", "1")
         .output()
         .context("running `git` (is it installed?)")?;
     if !out.status.success() {
