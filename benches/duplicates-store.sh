@@ -10,7 +10,11 @@
 # The pending directory is emptied before every run, so each store writes a one-entry
 # overlay, as the first store of a session does.
 #
-# Usage: benches/duplicates-store.sh      (SKIP_BUILD=1, HELIX=, BASELINE=, N=10000, RUNS=40)
+# With INSTR=1, also the instructions each store executes (valgrind's callgrind, user space):
+# a load-independent figure for a busy machine.
+#
+# Usage: benches/duplicates-store.sh      (SKIP_BUILD=1, HELIX=, BASELINE=, N=10000, RUNS=40,
+#                                          INSTR=1)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -60,9 +64,33 @@ done
 cd "$WORK/repo"
 STORE='--topic bench --title "Held-out note {n}" --file '"$WORK"'/note{n}.md'
 args=(-N -w 3 -r "$RUNS" -L n 0,1,2 --prepare "rm -rf $XDG_DATA_HOME/helix/pending"
-    -n "check {n}" "$HELIX store $STORE"
-    -n "force {n}" "$HELIX store --force $STORE")
+    --export-markdown "$WORK/result.md" --style none
+    "$HELIX store $STORE" "$HELIX store --force $STORE")
 if [ -n "$BASELINE" ]; then
-    args+=(-n "baseline {n}" "$BASELINE store $STORE")
+    args+=("$BASELINE store $STORE")
 fi
-hyperfine "${args[@]}"
+hyperfine "${args[@]}" > /dev/null
+# Commands named by what they are: check (the default), force (no check), baseline.
+sed -e "s|\`$HELIX store --force [^\`]*note\([0-9]\)\.md\`|force, note \1|" \
+    -e "s|\`$HELIX store [^\`]*note\([0-9]\)\.md\`|check, note \1|" \
+    -e "s|\`${BASELINE:-/nonexistent} store [^\`]*note\([0-9]\)\.md\`|baseline, note \1|" \
+    "$WORK/result.md"
+if [ -n "${INSTR:-}" ]; then
+    printf '\n| store | note 0 | note 1 | note 2 |\n|---|---:|---:|---:|\n'
+    for kind in check force baseline; do
+        case $kind in
+            check) bin=$HELIX; extra=() ;;
+            force) bin=$HELIX; extra=(--force) ;;
+            baseline) [ -n "$BASELINE" ] || continue; bin=$BASELINE; extra=() ;;
+        esac
+        row="| $kind |"
+        for n in 0 1 2; do
+            rm -rf "$XDG_DATA_HOME/helix/pending"
+            ir=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" store "${extra[@]}" \
+                --topic bench --title "Held-out note $n" --file "$WORK/note$n.md" 2>&1 >/dev/null \
+                | sed -n 's/.*Collected : \([0-9]*\).*/\1/p')
+            row="$row $ir |"
+        done
+        echo "$row"
+    done
+fi
