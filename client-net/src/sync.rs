@@ -168,7 +168,7 @@ fn refusal_is_final(status: reqwest::StatusCode, code: Option<&str>) -> bool {
     ) || (status == S::CONFLICT
         && matches!(
             code,
-            Some("topic_conflict" | "edit_conflict" | "superseded" | "retired")
+            Some("topic_conflict" | "duplicate_entry" | "edit_conflict" | "superseded" | "retired")
         ))
         || (status == S::NOT_FOUND && code == Some("no_such_entry"))
 }
@@ -210,10 +210,8 @@ fn push_pending(ctx: &Ctx<'_>, project: &str, dir: &Path) -> Result<(usize, usiz
             ),
             None => (
                 writer.post(&url),
-                serde_json::json!({
-                    "topic": f.new.topic, "title": f.new.title, "body": f.new.body,
-                    "tags": f.new.tags, "sources": f.new.sources,
-                }),
+                // The wire type itself: `force` goes along when the entry was stored with it.
+                serde_json::to_value(&f.new).unwrap_or_default(),
             ),
         };
         let rb = rb.timeout(ctx.limits.stall.max(Duration::from_secs(60)));

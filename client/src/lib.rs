@@ -15,4 +15,5 @@ pub mod journal;
 pub mod knowledge;
 pub mod paths;
 pub mod pending;
+pub mod stale;
 pub mod sys;

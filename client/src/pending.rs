@@ -82,6 +82,12 @@ pub fn validate(new: &NewEntry) -> Result<()> {
 /// Markdown with YAML front matter for a new entry, written by the same code as every
 /// other entry file (`render_entry`), so it parses back the same.
 pub fn render(new: &NewEntry) -> String {
+    let mut extra = std::collections::BTreeMap::new();
+    // A forced store stays forced when `helix sync` sends it (a pending file only: in local
+    // mode the file is the team's entry).
+    if new.force {
+        extra.insert(FORCE_KEY.to_string(), serde_json::Value::Bool(true));
+    }
     helix_index_format::render_entry(&Entry {
         // Only decides whether `topic:` is written: always, unless the topic is the
         // pending folder's own name, which the path then gives back.
@@ -91,9 +97,13 @@ pub fn render(new: &NewEntry) -> String {
         tags: new.tags.clone(),
         sources: new.sources.clone(),
         body: format!("\n{}\n", new.body.trim_end()),
+        extra,
         ..Default::default()
     })
 }
+
+/// The front-matter key of a pending file stored with `--force`.
+const FORCE_KEY: &str = "helix_force";
 
 fn new_key() -> String {
     let now = crate::sys::since_epoch();
@@ -117,11 +127,82 @@ fn project_for<'a>(cfg: &'a ProjectConfig, wanted: Option<&'a str>) -> Result<&'
     }
 }
 
-/// Validates `new`, writes it as a pending entry and rebuilds the overlay so it is visible
-/// at once. In local mode the entry is written straight into the knowledge directory and the
-/// local cache is recompiled.
-pub fn store(cfg: &ProjectConfig, project: Option<&str>, new: NewEntry) -> Result<Stored> {
+/// A store refused because the project already holds a near-duplicate (docs/entry-format.md,
+/// "Duplicates"). The MCP server finds it in the error chain to answer the model its way.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Duplicate {
+    pub project: String,
+    /// The existing entry.
+    pub id: String,
+    pub title: String,
+    /// Whether it is a pending entry (not yet synced).
+    pub pending: bool,
+    pub score: f32,
+}
+
+impl std::fmt::Display for Duplicate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}:{} ({:?}{}) says nearly the same (similarity {:.2}); edit it instead (`helix edit {}`), or store anyway with --force",
+            self.project,
+            self.id,
+            self.title,
+            if self.pending { ", pending" } else { "" },
+            self.score,
+            self.id
+        )
+    }
+}
+
+impl std::error::Error for Duplicate {}
+
+/// The entries of `project` (synced cache plus pending overlay) at least
+/// [`helix_index_format::DUPLICATE_THRESHOLD`] alike to `new`, most similar first.
+pub fn near_duplicates(cfg: &ProjectConfig, project: &str, new: &NewEntry) -> Vec<Duplicate> {
+    let k = crate::knowledge::Knowledge::from_config(cfg);
+    let sources: Vec<&crate::knowledge::Source> = k
+        .sources()
+        .iter()
+        .filter(|s| s.project == project)
+        .collect();
+    let indexes: Vec<_> = sources.iter().map(|s| &s.index).collect();
+    let found = helix_index_format::Collection::new(&indexes)
+        .near_duplicates(
+            &new.title,
+            &new.body,
+            &new.sources,
+            helix_index_format::DUPLICATE_THRESHOLD,
+        )
+        .unwrap_or_default();
+    let mut out: Vec<Duplicate> = Vec::new();
+    for s in found {
+        if out.iter().any(|d| d.id == s.entry.id) {
+            continue;
+        }
+        out.push(Duplicate {
+            project: project.to_string(),
+            id: s.entry.id.to_string(),
+            title: s.entry.title.to_string(),
+            pending: sources[s.artifact].overlay,
+            score: s.score,
+        });
+    }
+    out
+}
+
+/// Validates `new`, refuses it when the project holds a near-duplicate (unless `force`),
+/// writes it as a pending entry and rebuilds the overlay so it is visible at once. In local
+/// mode the entry is written straight into the knowledge directory and the local cache is
+/// recompiled.
+pub fn store(
+    cfg: &ProjectConfig,
+    project: Option<&str>,
+    new: NewEntry,
+    force: bool,
+) -> Result<Stored> {
     let mut new = new;
+    new.force |= force;
     new.topic = new.topic.trim().to_string();
     new.title = new.title.trim().to_string();
     new.tags = new
@@ -137,12 +218,27 @@ pub fn store(cfg: &ProjectConfig, project: Option<&str>, new: NewEntry) -> Resul
     // Same parser as the server: what we store must compile.
     helix_index_format::parse_entry(&id, text.as_bytes(), None)
         .map_err(|d| anyhow::anyhow!("invalid entry: {d}"))?;
+    // Same file first: the more precise refusal.
+    if let Some(local) = &cfg.local
+        && local.join(&id).exists()
+    {
+        bail!(
+            "{} already exists; choose another title",
+            local.join(&id).display()
+        );
+    }
+    if !new.force
+        && let Some(dup) = near_duplicates(cfg, &project, &new).into_iter().next()
+    {
+        return Err(dup.into());
+    }
 
     if let Some(local) = &cfg.local {
+        let text = render(&NewEntry {
+            force: false,
+            ..new.clone()
+        });
         let path = local.join(&id);
-        if path.exists() {
-            bail!("{} already exists; choose another title", path.display());
-        }
         return write_local(cfg, project, &path, &text, id);
     }
 
@@ -243,6 +339,7 @@ pub fn parse_pending(key: &str, text: &str) -> Result<NewEntry> {
         body: e.body.trim().to_string(),
         tags: e.tags,
         sources: e.sources,
+        force: e.extra.get(FORCE_KEY) == Some(&serde_json::Value::Bool(true)),
     })
 }
 
@@ -566,19 +663,21 @@ mod tests {
 
     #[test]
     fn pending_files_parse_back_to_what_was_stored() {
-        for topic in ["build", "pending"] {
+        for (topic, force) in [("build", false), ("pending", true)] {
             let new = NewEntry {
                 topic: topic.into(),
                 title: "Linker: \"cannot find -lssl\" # on CI".into(),
                 body: "Install `libssl-dev`.\n\n---\nNot front matter.\n".into(),
                 tags: vec!["linker".into(), "ci: fresh".into()],
                 sources: vec!["build.rs".into()],
+                force,
             };
             let back = parse_pending("k1", &render(&new)).expect("parses");
             assert_eq!(back.topic, new.topic);
             assert_eq!(back.title, new.title);
             assert_eq!(back.body, new.body.trim());
             assert_eq!(back.tags, new.tags);
+            assert_eq!(back.force, force);
             assert_eq!(back.sources, new.sources);
         }
     }

@@ -13,6 +13,8 @@ mod format;
 mod gate;
 #[path = "cli/hooks.rs"]
 mod hooks;
+#[path = "cli/hygiene.rs"]
+mod hygiene;
 #[path = "cli/install.rs"]
 mod install;
 #[path = "cli/mcp.rs"]

@@ -295,6 +295,7 @@ mod tests {
                 .into(),
             tags: vec!["cargo".into(), "ci".into()],
             sources: vec!["Cargo.lock".into(), "./ci/release.sh".into()],
+            force: false,
         }
     }
 

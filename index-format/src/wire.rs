@@ -14,6 +14,9 @@ pub struct NewEntry {
     pub tags: Vec<String>,
     #[serde(default)]
     pub sources: Vec<String>,
+    /// Store it even when the project holds a near-duplicate (else `409 duplicate_entry`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub force: bool,
 }
 
 /// An edit of an existing entry (the body of `PUT /v1/projects/{p}/entries/{id}`): the

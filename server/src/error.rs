@@ -78,6 +78,7 @@ impl From<WriteError> for AppError {
             WriteError::Superseded { .. } => (StatusCode::CONFLICT, "superseded"),
             WriteError::Retired { .. } => (StatusCode::CONFLICT, "retired"),
             WriteError::Supersedes { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "invalid_entry"),
+            WriteError::Duplicate { .. } => (StatusCode::CONFLICT, "duplicate_entry"),
             WriteError::Fetch(_)
             | WriteError::Refetch(_)
             | WriteError::PushRejected { .. }

@@ -546,6 +546,8 @@ async fn put_entry(
         body: parsed.body,
         tags: parsed.tags,
         sources: parsed.sources,
+        // Not read for edits: the write path checks only new entries for near-duplicates.
+        force: false,
     };
     let reply = submit(&p, key, &who, entry, Some(Box::new(target))).await?;
     Ok((StatusCode::OK, Json(reply.ack)).into_response())

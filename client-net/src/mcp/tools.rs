@@ -96,6 +96,11 @@ pub struct StoreArgs {
     /// Project to store into; default: the first project of `.helix.toml`.
     #[serde(default)]
     pub project: Option<String>,
+    /// Store even though an existing entry says nearly the same. Without it, such a store is
+    /// refused and the answer names that entry: read it, and prefer improving it (or a more
+    /// specific title) over a second copy.
+    #[serde(default)]
+    pub force: Option<bool>,
 }
 
 /// Arguments of `read`.
@@ -290,9 +295,27 @@ pub(super) fn store_tool(cwd: &Path, args: StoreArgs) -> ToolOutcome {
         body: args.body,
         tags: args.tags.unwrap_or_default(),
         sources: args.sources.unwrap_or_default(),
+        force: false,
     };
-    let stored = pending::store(&cfg, args.project.as_deref(), new)
-        .map_err(|e| ToolError(format!("{e:#}")))?;
+    let stored = pending::store(
+        &cfg,
+        args.project.as_deref(),
+        new,
+        args.force.unwrap_or(false),
+    )
+    .map_err(|e| match e.downcast_ref::<pending::Duplicate>() {
+        Some(d) => ToolError(format!(
+            "Not stored: `{}:{}` (\"{}\"{}) already says nearly the same (similarity {:.2}). \
+             Read it; if it is the same knowledge, leave it or improve it instead of storing a copy; \
+             if yours is different, call `store` again with `force: true` (a more specific title helps).",
+            d.project,
+            d.id,
+            d.title,
+            if d.pending { ", pending" } else { "" },
+            d.score
+        )),
+        None => ToolError(format!("{e:#}")),
+    })?;
     let full_id = format!("{}:{}", stored.project, stored.id);
     let syncing = match &cfg.server {
         Some(_) => spawn_background_sync(&cfg.root),
@@ -566,6 +589,7 @@ mod tests {
             tags: None,
             sources: None,
             project: None,
+            force: None,
         };
         let err = check_store_args(&args).unwrap_err();
         assert!(err.0.contains("64 KiB"), "{}", err.0);

@@ -158,7 +158,7 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
         taken
             .iter()
             .filter(|t| t.0 == layer)
-            .map(|&(_, s, at)| hit_line(&searches[s], &searches[s].hits[at]))
+            .map(|&(_, s, at)| hit_line(k.root(), &searches[s], &searches[s].hits[at]))
             .collect()
     };
     let (impact, named) = (lines(Layer::Impact), lines(Layer::Named));
@@ -180,7 +180,7 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
     if !about.is_empty() {
         t.line("About this file:");
         for (p, e) in &about {
-            t.item(&entry_ref_line(p, e));
+            t.item(&entry_ref_line(k.root(), p, e));
         }
     }
     if !impact.is_empty() {

@@ -129,13 +129,15 @@ pub fn body_excerpt(body: &str, max: usize) -> String {
     compact(line, max)
 }
 
-/// One compact line for an entry: `- project:id · topic · date · title — snippet`.
+/// One compact line for an entry: `- project:id · topic · date · title marks — snippet`
+/// (`marks`: what to know before trusting it, e.g. " (review due)").
 pub fn entry_line(
     project: &str,
     id: &str,
     topic: &str,
     when: Option<i64>,
     title: &str,
+    marks: &str,
     snippet: &str,
 ) -> String {
     let mut s = format!("- {project}:{id} · {}", compact(topic, 40));
@@ -145,6 +147,7 @@ pub fn entry_line(
     }
     s.push_str(" · ");
     s.push_str(&compact(title, 100));
+    s.push_str(marks);
     let snippet = compact(snippet, 160);
     if !snippet.is_empty() {
         s.push_str(" — ");

@@ -28,6 +28,21 @@ pub use names::{is_entry_path, slugify};
 pub(crate) use names::{is_reserved_name, normalise_source};
 use yaml::{Node, load as load_yaml};
 
+/// The front-matter key of the day after which an entry is due for review; kept in
+/// [`Entry::extra`] as `YYYY-MM-DD`.
+pub const REVIEW_AFTER: &str = "review_after";
+
+/// Whether an entry whose other front-matter keys are `extra_json` (as an artifact stores
+/// them) is past its `review_after` day on `today` (`YYYY-MM-DD`). A substring search, no
+/// JSON parse: the hooks ask it of every entry they show.
+pub fn review_due(extra_json: &str, today: &str) -> bool {
+    const KEY: &str = "\"review_after\":\"";
+    extra_json
+        .find(KEY)
+        .and_then(|at| extra_json.get(at + KEY.len()..at + KEY.len() + 10))
+        .is_some_and(|day| today > day)
+}
+
 /// Largest entry file accepted, in bytes.
 pub const MAX_ENTRY_BYTES: usize = 1 << 20;
 
@@ -262,6 +277,37 @@ fn parse_with_topic(
                     extra.insert(SUPERSEDES_KEY.to_string(), ids.into());
                 }
                 Err(reason) => return Err(diag(file_line, reason)),
+            },
+            // Kept among the other keys, as the day it names (`YYYY-MM-DD`): the artifact
+            // needs no field of its own, and readers compare days as strings.
+            "review_after" => match &value {
+                Node::Scalar(s) if s.is_null() => {}
+                Node::Scalar(s) => match parse_date(&s.text) {
+                    Some(t) => {
+                        extra.insert(
+                            REVIEW_AFTER.to_string(),
+                            serde_json::Value::String(format_day(t)),
+                        );
+                    }
+                    None => {
+                        return Err(diag(
+                            file_line,
+                            format!(
+                                "review_after {:?} is not a date (expected YYYY-MM-DD, optionally with a time like 2024-03-05T10:00:00Z)",
+                                s.text
+                            ),
+                        ));
+                    }
+                },
+                other => {
+                    return Err(diag(
+                        file_line,
+                        format!(
+                            "review_after must be a single value, found {}",
+                            other.describe()
+                        ),
+                    ));
+                }
             },
             _ => {
                 if lower == "name" {

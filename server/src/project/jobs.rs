@@ -107,6 +107,15 @@ pub enum WriteError {
     /// The new text's `supersedes` names a missing entry or closes a cycle.
     #[error("entry {id}: {reason}")]
     Supersedes { id: String, reason: String },
+    /// The project already holds an entry that says nearly the same.
+    #[error(
+        "{id} ({title:?}) says nearly the same (similarity {score:.2}); edit it instead, or send this entry again with \"force\": true"
+    )]
+    Duplicate {
+        id: String,
+        title: String,
+        score: f32,
+    },
     /// The idempotency key was first used for another entry (`first`: its id).
     #[error(
         "Idempotency-Key {key:?} was first used for {first}, with a different entry; a key names one entry: send this one with a new key"
@@ -144,6 +153,7 @@ impl WriteError {
                 | WriteError::Superseded { .. }
                 | WriteError::Retired { .. }
                 | WriteError::Supersedes { .. }
+                | WriteError::Duplicate { .. }
         )
     }
 }

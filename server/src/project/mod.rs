@@ -1,6 +1,7 @@
 //! Projects at run time: each one's served artifact, and one worker thread per repository
 //! that owns it and does every git operation of its projects (fetch, ingest, writes, push).
 
+mod duplicates;
 mod edit;
 mod idempotency;
 mod ingest;

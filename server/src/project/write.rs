@@ -138,6 +138,7 @@ impl Lane<'_> {
             // Replays whose key appeared in git (recovered after a crash, or pushed by an
             // earlier run whose push finished late) are answered from it, not re-applied.
             groups = self.answer_known(groups);
+            groups = self.refuse_duplicates(groups);
             if groups.is_empty() {
                 // Compile the recovered commits (a no-op if already served).
                 let tip = self.tip().ok().flatten();
@@ -215,6 +216,33 @@ impl Lane<'_> {
             }
         }
         self.reply(known, false);
+        rest
+    }
+
+    /// Answers the writes that nearly repeat an entry of the served artifact or an earlier
+    /// write of the batch (unless forced; after replays, which are never refused so);
+    /// returns the others.
+    fn refuse_duplicates(&self, groups: Vec<Group>) -> Vec<Group> {
+        let served = self.project.current();
+        let mut refused = Vec::new();
+        let mut rest: Vec<Group> = Vec::with_capacity(groups.len());
+        for g in groups {
+            // An edit replaces its own entry, which it always resembles.
+            if g.job.edit.is_some() {
+                rest.push(g);
+                continue;
+            }
+            let earlier: Vec<&NewEntry> = rest.iter().map(|g| &g.job.entry).collect();
+            match super::duplicates::check(
+                served.as_deref().map(|s| &s.bytes[..]),
+                &earlier,
+                &g.job.entry,
+            ) {
+                Some(e) => refused.push((g, Err(e))),
+                None => rest.push(g),
+            }
+        }
+        self.reply(refused, false);
         rest
     }
 
