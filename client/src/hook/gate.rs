@@ -13,8 +13,13 @@ pub const MIN_POINTS: f32 = 3.2;
 /// share of the first: close runners-up, not the tail.
 pub const FOLLOW_RATIO: f32 = 0.8;
 /// Ambient: a file's name (or a removed symbol, or a searched pattern) must be in at most
-/// this many entries for a literal mention to count as being about it.
+/// this many entries for a literal mention alone to count as being about it.
 pub const MAX_NAME_DF: u64 = 3;
+/// Ambient: a file's name in at most this many entries still counts for the entries whose
+/// title or topic says what the file is (`tmux` for `.tmux.conf`, `tsconfig` for
+/// `tsconfig.json`): tool configuration files are named by a handful of notes about the
+/// tool, while an app's own `user.rb` is named in passing by notes about something else.
+pub const MAX_NAMED_DF: u64 = 10;
 
 /// What let a hit through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,6 +34,8 @@ pub enum Signal {
     Question,
     /// It names the file by its whole, rare name (ambient).
     FileName,
+    /// It names the file, and its title or topic says what the file is (ambient).
+    FileTitle,
     /// It names a symbol the edit removes (ambient).
     Symbol,
     /// It lists the file among its sources (ambient; needs no search).
@@ -43,6 +50,7 @@ impl Signal {
             Signal::Matched => "matched-terms",
             Signal::Question => "question",
             Signal::FileName => "file-name",
+            Signal::FileTitle => "file-title",
             Signal::Symbol => "symbol",
             Signal::Source => "source",
         }
@@ -159,6 +167,49 @@ pub fn names_rare_term(found: &Found<'_>, h: &ProjectHit<'_>) -> Option<Verdict>
     })
 }
 
+/// Ambient: whether hit `h` of a whole-name search is about the file whose name words
+/// (lowercase, see [`crate::hook::keywords::name_words`]) are `words`. It must name the
+/// file (query term 0); then it passes when at most [`MAX_NAME_DF`] entries do, or when at
+/// most [`MAX_NAMED_DF`] do and its title or topic carries one of the words.
+pub fn names_file(found: &Found<'_>, h: &ProjectHit<'_>, words: &[String]) -> Option<Verdict> {
+    let query = found.query_of(h);
+    let term = query.terms().first()?;
+    let df = found.stats.df(&term.text);
+    if h.hit.matched & 1 == 0 || df == 0 || df > MAX_NAMED_DF {
+        return None;
+    }
+    let titled = title_says(h.hit.entry.title, h.hit.entry.topic, words);
+    if !titled && df > MAX_NAME_DF {
+        return None;
+    }
+    let evidence = Evidence::of(query, &found.stats, &scores(found), 0);
+    Some(Verdict {
+        pass: true,
+        points: 0.0,
+        signal: if titled {
+            Signal::FileTitle
+        } else {
+            Signal::FileName
+        },
+        evidence,
+    })
+}
+
+/// Whether a title or topic has one of `words` as a word (or its plural, or its singular).
+pub fn title_says(title: &str, topic: &str, words: &[String]) -> bool {
+    let same = |w: &str, x: &str| {
+        w == x || w.strip_suffix('s') == Some(x) || x.strip_suffix('s') == Some(w)
+    };
+    title
+        .split(|c: char| !c.is_alphanumeric())
+        .chain(std::iter::once(topic))
+        .filter(|w| !w.is_empty())
+        .any(|w| {
+            let w = w.to_lowercase();
+            words.iter().any(|x| same(&w, x))
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,6 +222,33 @@ mod tests {
             coverage,
             separation,
         }
+    }
+
+    #[test]
+    fn titles_that_say_what_a_file_is() {
+        let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(title_says("Enabling Vi Mode", "tmux", &words(&["tmux"])));
+        assert!(title_says(
+            "Install From Nonstandard Brewfile",
+            "brew",
+            &words(&["brewfile"])
+        ));
+        assert!(title_says(
+            "Inspect Configuration Of Database Connection",
+            "rails",
+            &words(&["database"])
+        ));
+        assert!(title_says(
+            "List Running Ruby Versions",
+            "ruby",
+            &words(&["version"])
+        ));
+        assert!(!title_says(
+            "View The Current File In GitHub",
+            "git",
+            &words(&["user"])
+        ));
+        assert!(!title_says("Anything", "vim", &[]));
     }
 
     #[test]

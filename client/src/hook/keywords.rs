@@ -6,7 +6,7 @@ use helix_index_format::tokenize::{Analyzer, TokenKind, is_stop_word};
 /// Most terms taken from a prompt.
 pub const PROMPT_TERMS: usize = 12;
 /// Most terms taken from an error text.
-pub const ERROR_TERMS: usize = 12;
+pub const ERROR_TERMS: usize = 16;
 
 /// Words that say how a request is phrased, not what it is about, and function words the
 /// tokenizer's deliberately small stop list keeps (common, so costly and uninformative).
@@ -147,6 +147,7 @@ const ERROR_NOISE: &[&str] = &[
     "exit",
     "exited",
     "failed",
+    "for",
     "failure",
     "file",
     "help",
@@ -360,20 +361,23 @@ pub fn prompt_terms_up_to(prompt: &str, max: usize) -> Vec<String> {
 }
 
 /// The meaningful part of a PostToolUseFailure `error`: without the `Exit code N` line,
-/// preferring lines that state an error, at most a few KB.
+/// stack frames, source excerpts and progress noise; the lines that state an error, each
+/// with the line after it when that continues the message, and hints and warnings, in
+/// their order; at most a few KB.
 pub fn error_text(error: &str) -> String {
     let body = match error.split_once('\n') {
         Some((first, rest)) if first.trim_start().starts_with("Exit code") => rest,
         _ if error.trim_start().starts_with("Exit code") && !error.contains('\n') => "",
         _ => error,
     };
-    let lines: Vec<&str> = body
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    let is_err = |l: &&str| {
-        let lower = l.to_ascii_lowercase();
+    let mut lines: Vec<&str> = Vec::new();
+    for l in body.lines().map(str::trim) {
+        if !l.is_empty() && !is_error_noise(l) && !lines.contains(&l) {
+            lines.push(l);
+        }
+    }
+    let lower: Vec<String> = lines.iter().map(|l| l.to_ascii_lowercase()).collect();
+    let is_err = |i: usize| {
         [
             "error",
             "panicked",
@@ -385,9 +389,33 @@ pub fn error_text(error: &str) -> String {
             "failed",
         ]
         .iter()
-        .any(|k| lower.contains(k))
+        .any(|k| lower[i].contains(k))
     };
-    let mut picked: Vec<&str> = lines.iter().copied().filter(is_err).take(6).collect();
+    let is_hint = |i: usize| {
+        ["hint", "warning", "help:", "caused by", "detail:"]
+            .iter()
+            .any(|k| lower[i].starts_with(k) || lower[i].contains(&format!(") {k}")))
+    };
+    let mut keep = vec![false; lines.len()];
+    let mut errors = 0;
+    for i in 0..lines.len() {
+        if is_err(i) && errors < 6 {
+            errors += 1;
+            keep[i] = true;
+            // The message often goes on on the next line (`remove_column is only
+            // reversible…` after `StandardError: An error has occurred…:`).
+            if lines[i].ends_with(':') && i + 1 < lines.len() {
+                keep[i + 1] = true;
+            }
+        } else if is_hint(i) {
+            keep[i] = true;
+        }
+    }
+    let mut picked: Vec<&str> = (0..lines.len())
+        .filter(|&i| keep[i])
+        .map(|i| lines[i])
+        .take(8)
+        .collect();
     if picked.is_empty() {
         picked = lines.iter().copied().take(6).collect();
     }
@@ -400,6 +428,39 @@ pub fn error_text(error: &str) -> String {
         s.truncate(cut);
     }
     s
+}
+
+/// Lines of a failure's output that say nothing about what went wrong: stack frames
+/// (`at f (file:1:2)`, `from file:3:in`, `File "x.py", line 4`, `# ./spec/x_spec.rb:12`),
+/// source excerpts and carets, runtime versions and package-manager progress.
+fn is_error_noise(l: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "at ",
+        "from ",
+        "File \"",
+        "# ",
+        "--> ",
+        "-->",
+        "|",
+        "^",
+        "~",
+        "Node.js v",
+        "(Use `node",
+        "Run options:",
+        "Running ",
+        "Done in ",
+        "success ",
+        "> ",
+        "[",
+        "...",
+    ];
+    if PREFIXES.iter().any(|p| l.starts_with(p)) {
+        return true;
+    }
+    // A line of only a location (`src/a.rs:10:5`, `/app/db/x.rb:3:in `change'`) or of
+    // punctuation.
+    let letters = l.chars().filter(|c| c.is_alphabetic()).count();
+    letters == 0 || (l.split_whitespace().count() <= 2 && l.contains('/') && l.contains(':'))
 }
 
 /// Search terms of an error text: at most 8, without paths, line numbers and error boilerplate.
@@ -530,6 +591,30 @@ pub fn file_name_term(name: &str) -> Option<String> {
         || sorted_contains(GENERIC_STEMS, &stem.to_ascii_lowercase())
         || name.chars().count() > 128;
     (!generic).then(|| name.to_string())
+}
+
+/// The words that say what a file is, lowercase, for matching entry titles and topics:
+/// the name's alphanumeric words of 3 or more characters, without the extension and without
+/// generic words (`.tmux.conf` → `tmux`; `webpack.config.js` → `webpack`; `.ruby-version`
+/// → `ruby`, `version`; `mod.rs` → none).
+pub fn name_words(name: &str) -> Vec<String> {
+    let bare = name.trim().trim_start_matches('.');
+    let stem = match bare.rfind('.') {
+        Some(dot) if dot > 0 => &bare[..dot],
+        _ => bare,
+    };
+    let mut out: Vec<String> = Vec::new();
+    for w in stem.split(|c: char| !c.is_alphanumeric()) {
+        let w = w.to_lowercase();
+        if w.chars().count() >= 3
+            && !w.chars().all(|c| c.is_ascii_digit())
+            && !sorted_contains(GENERIC_STEMS, &w)
+            && !out.contains(&w)
+        {
+            out.push(w);
+        }
+    }
+    out
 }
 
 /// Whether a prompt asks for knowledge (a question) rather than for work: it has a question
@@ -670,6 +755,15 @@ mod tests {
             Some("vercel.json")
         );
         assert_eq!(file_name_term(".psqlrc").as_deref(), Some(".psqlrc"));
+        assert_eq!(name_words(".tmux.conf"), ["tmux"]);
+        assert_eq!(name_words("webpack.config.js"), ["webpack"]);
+        assert_eq!(name_words(".ruby-version"), ["ruby", "version"]);
+        assert_eq!(
+            name_words("sessions_controller.rb"),
+            ["sessions", "controller"]
+        );
+        assert_eq!(name_words("Brewfile"), ["brewfile"]);
+        assert!(name_words("mod.rs").is_empty());
         for generic in [
             "mod.rs",
             "Cargo.toml",
