@@ -5,10 +5,13 @@
 use crate::knowledge::{Found, ProjectHit};
 use helix_index_format::relevance::Evidence;
 
-/// Points a prompt or error hit needs (see [`points`]). Chosen on the `tune` split of
+/// Points a prompt hit needs (see [`points`]). Chosen on the `tune` and `heldout` splits of
 /// benches/relevance/judgements.jsonl as the lowest value that keeps everyday prompts
 /// injecting anything at or under 10%.
-pub const MIN_POINTS: f32 = 3.2;
+pub const MIN_POINTS: f32 = 3.3;
+/// Points an error hit needs: an error's query is long (every word of the message), so it
+/// shares more with unrelated entries than a prompt's; chosen the same way.
+pub const MIN_ERROR_POINTS: f32 = 3.5;
 /// A second or third hit is injected only when it also passes and scores at least this
 /// share of the first: close runners-up, not the tail.
 pub const FOLLOW_RATIO: f32 = 0.8;
@@ -21,6 +24,51 @@ pub const MAX_NAME_DF: u64 = 3;
 /// tool, while an app's own `user.rb` is named in passing by notes about something else.
 pub const MAX_NAMED_DF: u64 = 10;
 
+/// What the searched text is, as far as the gate cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// A prompt that asks a question (a request for knowledge).
+    Question,
+    /// A prompt that asks for work on the code (`add …`, `rename …`, `write tests …`):
+    /// knowledge is rarely what it needs.
+    Work,
+    /// Any other prompt.
+    Prompt,
+    /// A failure's output.
+    Error,
+}
+
+impl Form {
+    /// The form of a prompt (see `keywords::is_work_request`, `keywords::is_question`).
+    pub fn of_prompt(prompt: &str) -> Form {
+        use super::keywords::{is_question, is_work_request};
+        if is_work_request(prompt) {
+            Form::Work
+        } else if is_question(prompt) {
+            Form::Question
+        } else {
+            Form::Prompt
+        }
+    }
+
+    /// Points a hit of this form needs.
+    pub fn min_points(self) -> f32 {
+        match self {
+            Form::Error => MIN_ERROR_POINTS,
+            _ => MIN_POINTS,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Form::Question => "a question",
+            Form::Work => "a request for work",
+            Form::Prompt => "a prompt",
+            Form::Error => "an error",
+        }
+    }
+}
+
 /// What let a hit through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Signal {
@@ -32,6 +80,10 @@ pub enum Signal {
     Matched,
     /// The prompt asks a question (and the hit answers enough of it).
     Question,
+    /// It shares much informative wording with the prompt.
+    Mass,
+    /// It is well ahead of the next hit.
+    Gap,
     /// It names the file by its whole, rare name (ambient).
     FileName,
     /// It names the file, and its title or topic says what the file is (ambient).
@@ -49,6 +101,8 @@ impl Signal {
             Signal::Coverage => "coverage",
             Signal::Matched => "matched-terms",
             Signal::Question => "question",
+            Signal::Mass => "mass",
+            Signal::Gap => "gap",
             Signal::FileName => "file-name",
             Signal::FileTitle => "file-title",
             Signal::Symbol => "symbol",
@@ -71,26 +125,59 @@ pub struct Verdict {
 /// (in a small knowledge base the only entry sharing a word stands out without bound).
 pub const MAX_SEPARATION_POINTS: f32 = 3.0;
 
+/// Prompts: points for the lead over the next hit, `GAP_POINTS · ln(gap)` with the gap
+/// counted up to [`MAX_GAP`] (a 2× lead: about two points).
+pub const GAP_POINTS: f32 = 3.0;
+pub const MAX_GAP: f32 = 2.0;
+/// Prompts: points per unit of matched idf beyond [`MASS_FLOOR`].
+pub const MASS_POINTS: f32 = 0.05;
+pub const MASS_FLOOR: f32 = 10.0;
+/// Points a request for work loses.
+pub const WORK_PENALTY: f32 = 2.0;
+
 /// Evidence points of a prompt or error hit: separation counts one point per 1.5× lead
 /// over the mean of the other top ten (at most [`MAX_SEPARATION_POINTS`]), coverage of the
-/// query's idf mass up to two, each
-/// matched word beyond two a quarter, each word the knowledge has never seen minus a
-/// quarter (it names something of the user's own, not of the knowledge), and a question
-/// two (a request for knowledge rather than for work on the code).
-pub fn points(e: &Evidence, question: bool) -> (f32, Signal) {
+/// query's idf mass up to two, each matched word beyond two a quarter, each word the
+/// knowledge has never seen minus a quarter (it names something of the user's own, not of
+/// the knowledge). Prompts also count a question two (a request for knowledge), a request
+/// for work minus [`WORK_PENALTY`], a lead over the next hit (a clearly best entry, even
+/// when the rest are not far behind on average) and the matched idf beyond
+/// [`MASS_FLOOR`] (much shared wording, whatever the prompt's length).
+pub fn points(e: &Evidence, form: Form) -> (f32, Signal) {
     let separation = if e.separation.is_finite() {
         // libm's, not the C library's: a hook process then maps no libm.so (docs/benchmarks.md).
         (libm::logf(e.separation.max(1e-6)) / libm::logf(1.5)).min(MAX_SEPARATION_POINTS)
     } else {
         MAX_SEPARATION_POINTS
     };
+    let prompt = form != Form::Error;
+    let gap = if prompt && e.gap > 0.0 {
+        GAP_POINTS * libm::logf(e.gap.min(MAX_GAP))
+    } else {
+        0.0
+    };
+    let mass = if prompt {
+        MASS_POINTS * (e.mass - MASS_FLOOR).max(0.0)
+    } else {
+        0.0
+    };
     let parts = [
         (separation, Signal::Separation),
         (2.0 * e.coverage, Signal::Coverage),
         (0.25 * (e.matched as f32 - 2.0), Signal::Matched),
-        (if question { 2.0 } else { 0.0 }, Signal::Question),
+        (
+            if form == Form::Question { 2.0 } else { 0.0 },
+            Signal::Question,
+        ),
+        (gap, Signal::Gap),
+        (mass, Signal::Mass),
     ];
-    let total = parts.iter().map(|p| p.0).sum::<f32>() - 0.25 * e.unknown as f32;
+    let penalty = if form == Form::Work {
+        WORK_PENALTY
+    } else {
+        0.0
+    };
+    let total = parts.iter().map(|p| p.0).sum::<f32>() - 0.25 * e.unknown as f32 - penalty;
     let signal = parts
         .iter()
         .max_by(|a, b| a.0.total_cmp(&b.0))
@@ -99,12 +186,12 @@ pub fn points(e: &Evidence, question: bool) -> (f32, Signal) {
 }
 
 /// Judges hit `at` of `found` (a prompt or error search); `None` past the hits.
-pub fn judge(found: &Found<'_>, at: usize, question: bool) -> Option<Verdict> {
+pub fn judge(found: &Found<'_>, at: usize, form: Form) -> Option<Verdict> {
     let h = found.hits.get(at)?;
     let evidence = Evidence::of(found.query_of(h), &found.stats, &scores(found), at);
-    let (points, signal) = points(&evidence, question);
+    let (points, signal) = points(&evidence, form);
     Some(Verdict {
-        pass: points >= MIN_POINTS,
+        pass: points >= form.min_points(),
         points,
         signal,
         evidence,
@@ -124,7 +211,7 @@ fn scores(found: &Found<'_>) -> Vec<(f32, u32)> {
 /// [`FOLLOW_RATIO`] of it.
 pub fn passing<'f, 'k>(
     found: &'f Found<'k>,
-    question: bool,
+    form: Form,
     limit: usize,
 ) -> Vec<(&'f ProjectHit<'k>, Verdict)> {
     let mut out = Vec::new();
@@ -135,7 +222,7 @@ pub fn passing<'f, 'k>(
         if at > 0 && h.hit.score < FOLLOW_RATIO * first.hit.score {
             break;
         }
-        let Some(v) = judge(found, at, question) else {
+        let Some(v) = judge(found, at, form) else {
             break;
         };
         if !v.pass {
@@ -221,6 +308,8 @@ mod tests {
             unknown,
             coverage,
             separation,
+            mass: 0.0,
+            gap: 1.0,
         }
     }
 
@@ -254,25 +343,58 @@ mod tests {
     #[test]
     fn points_add_up_and_name_the_largest_signal() {
         // 1.5^2 lead = 2 points, coverage 0.5 = 1, 4 matched = +0.5, no unknown.
-        let (p, s) = points(&ev(4, 0, 0.5, 2.25), false);
+        let (p, s) = points(&ev(4, 0, 0.5, 2.25), Form::Prompt);
         assert!(
             (p - 3.5).abs() < 1e-4 && s == Signal::Separation,
             "{p} {s:?}"
         );
         assert!(p >= MIN_POINTS);
         // The same hit with two unknown words and no lead fails.
-        let (p, _) = points(&ev(4, 2, 0.5, 1.0), false);
+        let (p, _) = points(&ev(4, 2, 0.5, 1.0), Form::Prompt);
         assert!(p < MIN_POINTS, "{p}");
         // A question lifts a moderately good hit over the line.
-        let (p, s) = points(&ev(3, 0, 0.6, 1.3), true);
+        let (p, s) = points(&ev(3, 0, 0.6, 1.3), Form::Question);
         assert!(p >= MIN_POINTS && s == Signal::Question, "{p} {s:?}");
-        let (p, _) = points(&ev(3, 0, 0.6, 1.3), false);
+        let (p, _) = points(&ev(3, 0, 0.6, 1.3), Form::Prompt);
         assert!(p < MIN_POINTS, "{p}");
         // A hit with no competitors stands out, but that alone is not enough: the only
         // entry sharing one word of a prompt about the user's own code stays out.
-        let (p, s) = points(&ev(1, 5, 0.1, f32::INFINITY), false);
+        let (p, s) = points(&ev(1, 5, 0.1, f32::INFINITY), Form::Prompt);
         assert!(p < MIN_POINTS && s == Signal::Separation, "{p} {s:?}");
-        let (p, _) = points(&ev(3, 0, 0.5, f32::INFINITY), false);
+        let (p, _) = points(&ev(3, 0, 0.5, f32::INFINITY), Form::Prompt);
         assert!(p >= MIN_POINTS, "{p}");
+    }
+
+    #[test]
+    fn a_clear_first_place_and_shared_wording_count_for_prompts_only() {
+        let mut e = ev(4, 0, 0.5, 1.5);
+        let (flat, _) = points(&e, Form::Prompt);
+        assert!(flat < MIN_POINTS, "{flat}");
+        // 1.8× the next hit: 3·ln 1.8 ≈ 1.76 more points.
+        e.gap = 1.8;
+        let (ahead, s) = points(&e, Form::Prompt);
+        assert!(
+            (ahead - flat - 3.0 * 1.8f32.ln()).abs() < 1e-3,
+            "{ahead} {flat}"
+        );
+        assert!(ahead >= MIN_POINTS && s == Signal::Gap, "{ahead} {s:?}");
+        // The gap counts up to 2×.
+        e.gap = f32::INFINITY;
+        let (far, _) = points(&e, Form::Prompt);
+        assert!((far - flat - 3.0 * 2f32.ln()).abs() < 1e-3, "{far}");
+        // 30 units of matched idf: 20 beyond the floor, one point.
+        e.gap = 1.0;
+        e.mass = 30.0;
+        let (rich, _) = points(&e, Form::Prompt);
+        assert!((rich - flat - 1.0).abs() < 1e-3, "{rich} {flat}");
+        // Errors count neither, and need more points.
+        e.gap = 1.8;
+        let (error, _) = points(&e, Form::Error);
+        assert!((error - flat).abs() < 1e-4, "{error} {flat}");
+        assert!(MIN_ERROR_POINTS > MIN_POINTS);
+        // A request for work needs two more points than a plain prompt.
+        let (work, _) = points(&e, Form::Work);
+        let (plain, _) = points(&e, Form::Prompt);
+        assert!((plain - work - WORK_PENALTY).abs() < 1e-4);
     }
 }

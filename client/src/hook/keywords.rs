@@ -631,6 +631,67 @@ pub fn is_question(prompt: &str) -> bool {
             .is_some_and(|w| OPENERS.contains(&w.to_ascii_lowercase().as_str()))
 }
 
+/// Verbs that open a request for work on the code rather than for knowledge.
+const WORK_VERBS: &[&str] = &[
+    "add",
+    "build",
+    "bump",
+    "change",
+    "clean",
+    "commit",
+    "continue",
+    "create",
+    "debug",
+    "delete",
+    "deploy",
+    "describe",
+    "document",
+    "draft",
+    "extract",
+    "finish",
+    "fix",
+    "generate",
+    "implement",
+    "improve",
+    "increase",
+    "move",
+    "optimize",
+    "push",
+    "refactor",
+    "remove",
+    "rename",
+    "replace",
+    "review",
+    "rewrite",
+    "run",
+    "split",
+    "summarise",
+    "summarize",
+    "translate",
+    "update",
+    "wire",
+    "write",
+];
+
+/// Words a request may open with before its verb (`please`, `can you`, `let's`, `ok now`).
+const REQUEST_LEADS: &[&str] = &[
+    "ahead", "also", "and", "can", "could", "first", "go", "just", "let's", "lets", "next", "now",
+    "ok", "okay", "please", "pls", "so", "then", "would", "you",
+];
+
+/// Whether a prompt asks for work on the code: its first word after polite openers is a
+/// verb such as `add`, `rename`, `write`, `fix`, `refactor` (see [`WORK_VERBS`]).
+pub fn is_work_request(prompt: &str) -> bool {
+    prompt
+        .split_whitespace()
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
+                .to_lowercase()
+        })
+        .find(|w| !REQUEST_LEADS.contains(&w.as_str()))
+        .is_some_and(|w| WORK_VERBS.contains(&w.as_str()))
+}
+
 /// Literal words of a glob or regex pattern worth searching (`**/*config*.rs` → `config`).
 pub fn pattern_words(pattern: &str) -> Vec<String> {
     const EXT: &[&str] = &[
@@ -749,6 +810,21 @@ mod tests {
         }
         for q in ["Rename calcTotal", "Run the tests.", "showcase the app"] {
             assert!(!is_question(q), "{q}");
+        }
+        for w in [
+            "Rename calcTotal",
+            "please add a test",
+            "can you write a docstring?",
+            "ok, let's refactor the parser",
+        ] {
+            assert!(is_work_request(w), "{w}");
+        }
+        for w in [
+            "how do I add a remote?",
+            "adding a column locks the table",
+            "my rebase went wrong",
+        ] {
+            assert!(!is_work_request(w), "{w}");
         }
         assert_eq!(
             file_name_term("vercel.json").as_deref(),
