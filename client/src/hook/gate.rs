@@ -8,13 +8,15 @@ use helix_index_format::relevance::Evidence;
 /// Points a prompt hit needs (see [`points`]). Chosen on the `tune` and `heldout` splits of
 /// benches/relevance/judgements.jsonl as the lowest value that keeps everyday prompts
 /// injecting anything at or under 10%.
-pub const MIN_POINTS: f32 = 3.3;
+pub const MIN_POINTS: f32 = 3.2;
 /// Points an error hit needs: an error's query is long (every word of the message), so it
 /// shares more with unrelated entries than a prompt's; chosen the same way.
 pub const MIN_ERROR_POINTS: f32 = 3.5;
-/// A second or third hit is injected only when it also passes and scores at least this
-/// share of the first: close runners-up, not the tail.
-pub const FOLLOW_RATIO: f32 = 0.8;
+/// When the first hit passes, a second or third is injected when it scores at least this
+/// share of the first: the first carries the evidence that the text is about the
+/// knowledge, and close runners-up are the alternatives (near-duplicates, the other half
+/// of an answer), not the tail.
+pub const FOLLOW_RATIO: f32 = 0.6;
 /// Ambient: a file's name (or a removed symbol, or a searched pattern) must be in at most
 /// this many entries for a literal mention alone to count as being about it.
 pub const MAX_NAME_DF: u64 = 3;
@@ -92,6 +94,8 @@ pub enum Signal {
     Symbol,
     /// It lists the file among its sources (ambient; needs no search).
     Source,
+    /// It is a close runner-up of a first hit that passed.
+    RunnerUp,
 }
 
 impl Signal {
@@ -107,6 +111,7 @@ impl Signal {
             Signal::FileTitle => "file-title",
             Signal::Symbol => "symbol",
             Signal::Source => "source",
+            Signal::RunnerUp => "runner-up",
         }
     }
 }
@@ -207,8 +212,8 @@ fn scores(found: &Found<'_>) -> Vec<(f32, u32)> {
 }
 
 /// The hits of a prompt or error search that may be injected, at most `limit`, with their
-/// verdicts: the first when it passes, then runners-up that pass and score within
-/// [`FOLLOW_RATIO`] of it.
+/// verdicts: the first when it passes, then the runners-up that score within
+/// [`FOLLOW_RATIO`] of it (signal [`Signal::RunnerUp`] unless they pass on their own).
 pub fn passing<'f, 'k>(
     found: &'f Found<'k>,
     form: Form,
@@ -222,14 +227,14 @@ pub fn passing<'f, 'k>(
         if at > 0 && h.hit.score < FOLLOW_RATIO * first.hit.score {
             break;
         }
-        let Some(v) = judge(found, at, form) else {
+        let Some(mut v) = judge(found, at, form) else {
             break;
         };
         if !v.pass {
             if at == 0 {
                 break;
             }
-            continue;
+            v.signal = Signal::RunnerUp;
         }
         out.push((h, v));
     }

@@ -664,6 +664,7 @@ const WORK_VERBS: &[&str] = &[
     "review",
     "rewrite",
     "run",
+    "sort",
     "split",
     "summarise",
     "summarize",
@@ -679,17 +680,23 @@ const REQUEST_LEADS: &[&str] = &[
     "ok", "okay", "please", "pls", "so", "then", "would", "you",
 ];
 
-/// Whether a prompt asks for work on the code: its first word after polite openers is a
-/// verb such as `add`, `rename`, `write`, `fix`, `refactor` (see [`WORK_VERBS`]).
+/// Whether a prompt asks for work on the code: one of its sentences or clauses opens,
+/// after polite openers, with a verb such as `add`, `rename`, `write`, `fix`, `refactor`
+/// (see [`WORK_VERBS`]): "Why is it undefined? Add a guard.", "the header is missing,
+/// add it".
 pub fn is_work_request(prompt: &str) -> bool {
     prompt
-        .split_whitespace()
-        .map(|w| {
-            w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
-                .to_lowercase()
+        .split(['.', '?', '!', ';', ',', ':', '\n'])
+        .any(|clause| {
+            clause
+                .split_whitespace()
+                .map(|w| {
+                    w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
+                        .to_lowercase()
+                })
+                .find(|w| !REQUEST_LEADS.contains(&w.as_str()))
+                .is_some_and(|w| WORK_VERBS.contains(&w.as_str()))
         })
-        .find(|w| !REQUEST_LEADS.contains(&w.as_str()))
-        .is_some_and(|w| WORK_VERBS.contains(&w.as_str()))
 }
 
 /// Literal words of a glob or regex pattern worth searching (`**/*config*.rs` → `config`).
@@ -816,6 +823,8 @@ mod tests {
             "please add a test",
             "can you write a docstring?",
             "ok, let's refactor the parser",
+            "Why is it undefined sometimes? Add a guard.",
+            "the header row is missing, add it",
         ] {
             assert!(is_work_request(w), "{w}");
         }
