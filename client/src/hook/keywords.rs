@@ -411,14 +411,25 @@ pub fn error_text(error: &str) -> String {
             keep[i] = true;
         }
     }
-    let mut picked: Vec<&str> = (0..lines.len())
+    // A lone error line (`(ActiveRecord::PendingMigrationError)` under the message that
+    // explains it) says too little: the first other lines join it.
+    if errors < 2 {
+        let mut extra = 4usize.saturating_sub(keep.iter().filter(|&&k| k).count());
+        for k in keep.iter_mut() {
+            if extra == 0 {
+                break;
+            }
+            if !*k {
+                *k = true;
+                extra -= 1;
+            }
+        }
+    }
+    let picked: Vec<&str> = (0..lines.len())
         .filter(|&i| keep[i])
         .map(|i| lines[i])
         .take(8)
         .collect();
-    if picked.is_empty() {
-        picked = lines.iter().copied().take(6).collect();
-    }
     let mut s = picked.join("\n");
     if s.len() > 4096 {
         let mut cut = 4096;
@@ -871,6 +882,20 @@ mod tests {
         assert!(terms.contains(&"borrow".to_string()), "{terms:?}");
         assert!(!terms.iter().any(|t| t.contains("main")), "{terms:?}");
         assert!(error_terms("Exit code 1").is_empty());
+        // Stack frames, source excerpts and runtime versions go; a message that goes on
+        // after a colon is kept whole.
+        let node = "Exit code 1\nbin/rails aborted!\nStandardError: An error has occurred, all later migrations canceled:\n\nremove_column is only reversible if given a type.\n/app/db/migrate/20240611_x.rb:3:in `change'\n    at Object.<anonymous> (/app/x.js:1:2)\n       ^^^^^^\nNode.js v20.11.1";
+        let text = error_text(node);
+        assert!(text.contains("remove_column is only reversible"), "{text}");
+        assert!(
+            !text.contains("Object.<anonymous>") && !text.contains("Node.js"),
+            "{text}"
+        );
+        assert!(!text.contains("^^^") && !text.contains("x.rb:3"), "{text}");
+        // A lone error line brings the lines around it.
+        let pending = "Exit code 1\nMigrations are pending. To resolve this issue, run:\n\n        bin/rails db:migrate RAILS_ENV=test\n\n (ActiveRecord::PendingMigrationError)";
+        let terms = error_terms(&error_text(pending));
+        assert!(terms.iter().any(|t| t == "pending"), "{terms:?}");
         assert!(terms.len() <= ERROR_TERMS);
     }
 
