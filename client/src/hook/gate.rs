@@ -396,7 +396,7 @@ mod tests {
         e.gap = 1.8;
         let (error, _) = points(&e, Form::Error);
         assert!((error - flat).abs() < 1e-4, "{error} {flat}");
-        assert!(MIN_ERROR_POINTS > MIN_POINTS);
+        assert!(Form::Error.min_points() > Form::Prompt.min_points());
         // A request for work needs two more points than a plain prompt.
         let (work, _) = points(&e, Form::Work);
         let (plain, _) = points(&e, Form::Prompt);
