@@ -81,22 +81,21 @@ impl Evidence {
             required,
             unknown,
             coverage: if total > 0.0 { mass / total } else { 0.0 },
-            separation: if mean > 0.0 {
-                score / mean
-            } else if score > 0.0 {
-                f32::INFINITY
-            } else {
-                0.0
-            },
+            separation: lead(score, mean),
             mass,
-            gap: if next > 0.0 {
-                score / next
-            } else if score > 0.0 {
-                f32::INFINITY
-            } else {
-                0.0
-            },
+            gap: lead(score, next),
         }
+    }
+}
+
+/// `score` over `other`: infinite when nothing else scored, 0 when `score` is 0.
+fn lead(score: f32, other: f32) -> f32 {
+    if other > 0.0 {
+        score / other
+    } else if score > 0.0 {
+        f32::INFINITY
+    } else {
+        0.0
     }
 }
 
