@@ -186,7 +186,7 @@ fn print_explain(found: &Found<'_>, h: &ProjectHit<'_>, at: usize, form: gate::F
             "    bm25 {bm25:.2} × recency {recency:.3}; gate {} ({:.2} points, needs {:.2}; signal {}): separation {:.2}×, gap {:.2}×, {}/{} words matched, coverage {:.2}, matched idf {:.1}, {} unknown; {}",
             if v.pass { "pass" } else { "fail" },
             v.points,
-            form.min_points(),
+            gate::MIN_POINTS,
             v.signal.name(),
             e.separation,
             e.gap,
@@ -218,7 +218,7 @@ fn explain_json(found: &Found<'_>, h: &ProjectHit<'_>, at: usize, form: gate::Fo
         json!({
             "pass": v.pass,
             "points": v.points,
-            "threshold": form.min_points(),
+            "threshold": gate::MIN_POINTS,
             "signal": v.signal.name(),
             "separation": if v.evidence.separation.is_finite() { json!(v.evidence.separation) } else { json!(null) },
             "matched": v.evidence.matched,

@@ -5,13 +5,10 @@
 use crate::knowledge::{Found, ProjectHit};
 use helix_index_format::relevance::Evidence;
 
-/// Points a prompt hit needs (see [`points`]). Chosen on the `tune` and `heldout` splits of
-/// benches/relevance/judgements.jsonl as the lowest value that keeps everyday prompts
-/// injecting anything at or under 10%.
+/// Points a prompt or error hit needs (see [`points`]). Chosen on the `tune` and `heldout`
+/// splits of benches/relevance/judgements.jsonl as the lowest value that keeps everyday
+/// prompts and errors injecting anything at or under 10%.
 pub const MIN_POINTS: f32 = 3.2;
-/// Points an error hit needs: an error's query is long (every word of the message), so it
-/// shares more with unrelated entries than a prompt's; chosen the same way.
-pub const MIN_ERROR_POINTS: f32 = 3.5;
 /// When the first hit passes, a second or third is injected when it scores at least this
 /// share of the first: the first carries the evidence that the text is about the
 /// knowledge, and close runners-up are the alternatives (near-duplicates, the other half
@@ -50,14 +47,6 @@ impl Form {
             Form::Question
         } else {
             Form::Prompt
-        }
-    }
-
-    /// Points a hit of this form needs.
-    pub fn min_points(self) -> f32 {
-        match self {
-            Form::Error => MIN_ERROR_POINTS,
-            _ => MIN_POINTS,
         }
     }
 
@@ -196,7 +185,7 @@ pub fn judge(found: &Found<'_>, at: usize, form: Form) -> Option<Verdict> {
     let evidence = Evidence::of(found.query_of(h), &found.stats, &scores(found), at);
     let (points, signal) = points(&evidence, form);
     Some(Verdict {
-        pass: points >= form.min_points(),
+        pass: points >= MIN_POINTS,
         points,
         signal,
         evidence,
@@ -392,11 +381,10 @@ mod tests {
         e.mass = 30.0;
         let (rich, _) = points(&e, Form::Prompt);
         assert!((rich - flat - 1.0).abs() < 1e-3, "{rich} {flat}");
-        // Errors count neither, and need more points.
+        // Errors count neither.
         e.gap = 1.8;
         let (error, _) = points(&e, Form::Error);
         assert!((error - flat).abs() < 1e-4, "{error} {flat}");
-        assert!(Form::Error.min_points() > Form::Prompt.min_points());
         // A request for work needs two more points than a plain prompt.
         let (work, _) = points(&e, Form::Work);
         let (plain, _) = points(&e, Form::Prompt);
