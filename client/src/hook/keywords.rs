@@ -146,7 +146,10 @@ const ERROR_NOISE: &[&str] = &[
     "errors",
     "exit",
     "exited",
+    "fail",
     "failed",
+    "failing",
+    "fails",
     "for",
     "failure",
     "file",
@@ -892,6 +895,11 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("^^^") && !text.contains("x.rb:3"), "{text}");
+        // "FAIL" is boilerplate like "failed", also when a lone error line brings it along.
+        let terms = error_terms(&error_text(
+            "Exit code 1\nFAIL src/cart.test.ts\n  3 tests failed, run the tests again with --verbose",
+        ));
+        assert!(!terms.iter().any(|t| t.starts_with("fail")), "{terms:?}");
         // A lone error line brings the lines around it.
         let pending = "Exit code 1\nMigrations are pending. To resolve this issue, run:\n\n        bin/rails db:migrate RAILS_ENV=test\n\n (ActiveRecord::PendingMigrationError)";
         let terms = error_terms(&error_text(pending));

@@ -234,6 +234,14 @@ fn search_explain_shows_terms_fields_and_the_gate() {
         "{hit}"
     );
     assert_eq!(hit["explain"]["gate"]["pass"], false, "{hit}");
+    // "run tests" is a request for work; the gap and the matched idf are shown.
+    assert_eq!(hit["explain"]["gate"]["work"], true, "{hit}");
+    assert!(hit["explain"]["gate"]["mass"].as_f64() > Some(0.0), "{hit}");
+    assert!(
+        hit["explain"]["gate"]["gap"].is_null()
+            || hit["explain"]["gate"]["gap"].as_f64() >= Some(1.0),
+        "{hit}"
+    );
     let sum: f64 = terms.iter().map(|t| t["score"].as_f64().unwrap()).sum();
     assert!(
         (sum - hit["explain"]["bm25"].as_f64().unwrap()).abs() < 1e-3,
