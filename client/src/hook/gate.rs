@@ -126,6 +126,8 @@ pub const MAX_GAP: f32 = 2.0;
 /// Prompts: points per unit of matched idf beyond [`MASS_FLOOR`].
 pub const MASS_POINTS: f32 = 0.05;
 pub const MASS_FLOOR: f32 = 10.0;
+/// Errors: most unknown words counted (see [`points`]).
+pub const MAX_ERROR_UNKNOWN: u32 = 2;
 /// Points a request for work loses.
 pub const WORK_PENALTY: f32 = 2.0;
 
@@ -133,7 +135,7 @@ pub const WORK_PENALTY: f32 = 2.0;
 /// over the mean of the other top ten (at most [`MAX_SEPARATION_POINTS`]), coverage of the
 /// query's idf mass up to two, each matched word beyond two a quarter, each word the
 /// knowledge has never seen minus a quarter (it names something of the user's own, not of
-/// the knowledge). Prompts also count a question two (a request for knowledge), a request
+/// the knowledge; in an error at most [`MAX_ERROR_UNKNOWN`] count). Prompts also count a question two (a request for knowledge), a request
 /// for work minus [`WORK_PENALTY`], a lead over the next hit (a clearly best entry, even
 /// when the rest are not far behind on average) and the matched idf beyond
 /// [`MASS_FLOOR`] (much shared wording, whatever the prompt's length).
@@ -171,7 +173,14 @@ pub fn points(e: &Evidence, form: Form) -> (f32, Signal) {
     } else {
         0.0
     };
-    let total = parts.iter().map(|p| p.0).sum::<f32>() - 0.25 * e.unknown as f32 - penalty;
+    // In an error, words no entry has are mostly the tools' own (`custom`, `notfound`,
+    // `errno`), not names of the user's code as in a prompt: they cost at most half a point.
+    let unknown = if prompt {
+        e.unknown
+    } else {
+        e.unknown.min(MAX_ERROR_UNKNOWN)
+    };
+    let total = parts.iter().map(|p| p.0).sum::<f32>() - 0.25 * unknown as f32 - penalty;
     let signal = parts
         .iter()
         .max_by(|a, b| a.0.total_cmp(&b.0))
@@ -385,6 +394,17 @@ mod tests {
         e.gap = 1.8;
         let (error, _) = points(&e, Form::Error);
         assert!((error - flat).abs() < 1e-4, "{error} {flat}");
+        // An error's unknown words cost at most half a point; a prompt's each a quarter.
+        e.unknown = 6;
+        let (error6, _) = points(&e, Form::Error);
+        assert!((error - error6 - 0.5).abs() < 1e-4, "{error} {error6}");
+        let (prompt6, _) = points(&e, Form::Prompt);
+        e.unknown = 0;
+        let (prompt0, _) = points(&e, Form::Prompt);
+        assert!(
+            (prompt0 - prompt6 - 1.5).abs() < 1e-4,
+            "{prompt6} {prompt0}"
+        );
         // A request for work needs two more points than a plain prompt.
         let (work, _) = points(&e, Form::Work);
         let (plain, _) = points(&e, Form::Prompt);
