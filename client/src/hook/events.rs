@@ -6,7 +6,7 @@ use super::ctx::Ctx;
 use super::fresh;
 use super::gate;
 use super::inject::Injection;
-use super::keywords::{error_terms, error_text, is_build_command, is_question, prompt_terms};
+use super::keywords::{error_terms, error_text, is_build_command, prompt_terms};
 use super::output::{self, MAX_CONTEXT_CHARS, Text, body_excerpt, entry_line};
 use super::state::{self, State};
 use super::tools;
@@ -254,14 +254,14 @@ fn gated(
     cx: &Ctx<'_>,
     hook: &'static str,
     found: &Found<'_>,
-    question: bool,
+    form: gate::Form,
     header: &str,
 ) -> Option<String> {
     let root = cx.knowledge()?.root();
     let mut injection = Injection::new(cx, hook, state::ANY_SCOPE);
     let mut t = Text::new(MAX_CONTEXT_CHARS);
     t.line(header);
-    for (h, v) in gate::passing(found, question, INJECT_MAX) {
+    for (h, v) in gate::passing(found, form, INJECT_MAX) {
         if injection.take(h.project, h.hit.entry.id, h.hit.score, v.signal, v.points) {
             t.item(&hit_line(root, found, h));
         }
@@ -285,7 +285,7 @@ pub fn prompt(cx: &Ctx<'_>) -> Option<String> {
         cx,
         "prompt",
         &found,
-        is_question(prompt),
+        gate::Form::of_prompt(prompt),
         &format!("helix team knowledge that may apply to this prompt ({READ_HINT}):"),
     )
 }
@@ -315,7 +315,7 @@ pub fn error(cx: &Ctx<'_>) -> Option<String> {
         cx,
         "error",
         &found,
-        false,
+        gate::Form::Error,
         &format!("helix: the team has knowledge matching this error ({READ_HINT}):"),
     )
 }
