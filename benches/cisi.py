@@ -168,7 +168,7 @@ def helix_run(helix, docs, queries, judged, k, keep):
                    XDG_CONFIG_HOME=os.path.join(work, "config"), XDG_DATA_HOME=os.path.join(work, "data"))
         b = subprocess.run([helix, "build", os.path.join(work, "knowledge"), "--no-git", "--project", "cisi", "-o", index],
                            capture_output=True, text=True, env=env, cwd=work)
-        m = re.search(r"\((\d+) entries, (\d+) invalid", b.stderr)
+        m = re.search(r"(\d+) entries, (\d+) invalid", b.stderr)
         if b.returncode != 0 or not m or int(m.group(1)) != len(docs) or int(m.group(2)) != 0:
             die(f"helix build did not index all {len(docs)} documents:\n{b.stderr[-2000:]}")
         run, capped = {}, 0

@@ -19,6 +19,7 @@ local-mode cache path).
 Usage:
   python3 benches/relevance.py --helix target/release/helix --baseline /work/notes/helix-baseline
   python3 benches/relevance.py --helix BIN [--json] [--verbose] [--corpus DIR] [--cases FILE]
+  python3 benches/relevance.py --helix BIN --baseline BIN --also main=BIN   (three columns)
 
 Only the Python standard library. See docs/benchmarks.md ("Relevance").
 """
@@ -45,8 +46,10 @@ EVENTS = {  # kind -> (helix hook name, Claude Code event)
 }
 TARGETS = {"everyday_inject": 0.10, "targeted_hit3": 0.90}
 # `tune`: the cases the ranking and the gate were developed against; `heldout`: cases
-# written before any tuning and never looked at while tuning (the honest figure).
-SPLITS = ("tune", "heldout")
+# written before the first tuning pass, looked at in the second (issue 13's recall work);
+# `fresh`: written blind to the gate before that second pass and never tuned on (the
+# honest figure).
+SPLITS = ("tune", "heldout", "fresh")
 
 
 def die(msg):
@@ -405,6 +408,8 @@ def main():
     ap.add_argument("--helix", default=os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "release", "helix"),
                     help="the helix binary to judge (default: target/release/helix)")
     ap.add_argument("--baseline", help="a second helix binary shown side by side (last released behaviour)")
+    ap.add_argument("--also", action="append", default=[], metavar="LABEL=BIN",
+                    help="more helix binaries shown between the baseline and the candidate (repeatable)")
     ap.add_argument("--corpus", default=DEFAULT_CORPUS, help="the til corpus (default ../shared/corpora/til)")
     ap.add_argument("--cases", default=DEFAULT_CASES, help="judgements file (JSON lines)")
     ap.add_argument("--json", action="store_true", help="print machine-readable results instead of the table")
@@ -420,6 +425,11 @@ def main():
     if a.split:
         cases = [c for c in cases if c["split"] == a.split]
     runs = [("baseline", a.baseline)] if a.baseline else []
+    for spec in a.also:
+        label, sep, binary = spec.partition("=")
+        if not sep or not label or not binary:
+            die(f"--also takes LABEL=BIN, not {spec!r}")
+        runs.append((label, binary))
     runs.append(("helix", a.helix))
 
     out = []

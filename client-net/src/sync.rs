@@ -87,6 +87,14 @@ fn error_body(body: &str) -> Option<(String, String)> {
         .map(|b| (b.error.code, b.error.message))
 }
 
+/// The server's current text of an entry from a `409 edit_conflict` body.
+fn conflict_text(body: &str) -> Option<String> {
+    serde_json::from_str::<ErrorBody>(body)
+        .ok()
+        .and_then(|b| b.error.conflict)
+        .map(|c| c.current_content)
+}
+
 /// `code: message` from a JSON error body, or the status line.
 fn http_error(status: reqwest::StatusCode, body: &str) -> String {
     match error_body(body) {
@@ -157,13 +165,18 @@ fn refusal_is_final(status: reqwest::StatusCode, code: Option<&str>) -> bool {
     matches!(
         status,
         S::UNPROCESSABLE_ENTITY | S::BAD_REQUEST | S::PAYLOAD_TOO_LARGE
-    ) || (status == S::CONFLICT && code == Some("topic_conflict"))
+    ) || (status == S::CONFLICT
+        && matches!(
+            code,
+            Some("topic_conflict" | "duplicate_entry" | "edit_conflict" | "superseded" | "retired")
+        ))
+        || (status == S::NOT_FOUND && code == Some("no_such_entry"))
 }
 
 /// Pushes the pending entries of `project`. Returns (pushed, rejected) counts. A pending
 /// file leaves the queue only on a documented acknowledgement from the configured server,
 /// or on a final refusal (then it is kept in `rejected/`).
-fn push_pending(ctx: &Ctx<'_>, project: &str) -> Result<(usize, usize), Failure> {
+fn push_pending(ctx: &Ctx<'_>, project: &str, dir: &Path) -> Result<(usize, usize), Failure> {
     let files = pending::list(project).map_err(|e| Failure::Other(format!("{e:#}")))?;
     if files.is_empty() {
         return Ok((0, 0));
@@ -172,21 +185,36 @@ fn push_pending(ctx: &Ctx<'_>, project: &str) -> Result<(usize, usize), Failure>
         http_client(ctx.server, ctx.limits, true).map_err(|e| Failure::Other(format!("{e:#}")))?;
     let (mut pushed, mut rejected) = (0, 0);
     let url = format!("{}/v1/projects/{project}/entries", ctx.server);
+    let what = |f: &pending::PendingFile| match &f.edit {
+        Some(e) => format!("edit of {}", e.id),
+        None => format!("entry `{}`", f.new.title),
+    };
     let stop = |pushed: usize, f: Failure| {
         if pushed > 0 {
-            let _ = pending::rebuild_overlay(project);
+            let _ = pending::rebuild_overlay(project, dir);
         }
         Err(f)
     };
     for f in files {
-        let body = serde_json::json!({
-            "topic": f.new.topic, "title": f.new.title, "body": f.new.body,
-            "tags": f.new.tags, "sources": f.new.sources,
-        });
         // The server may batch, commit, push and compile before answering.
-        let rb = writer
-            .post(&url)
-            .timeout(ctx.limits.stall.max(Duration::from_secs(60)));
+        let (rb, body) = match &f.edit {
+            Some(e) => (
+                // The URL parser escapes spaces and non-ASCII; these three it would read.
+                writer.put(format!(
+                    "{url}/{}",
+                    e.id.replace('%', "%25")
+                        .replace('?', "%3F")
+                        .replace('#', "%23")
+                )),
+                serde_json::json!({"base": e.base, "content": f.text}),
+            ),
+            None => (
+                writer.post(&url),
+                // The wire type itself: `force` goes along when the entry was stored with it.
+                serde_json::to_value(&f.new).unwrap_or_default(),
+            ),
+        };
+        let rb = rb.timeout(ctx.limits.stall.max(Duration::from_secs(60)));
         let resp = ctx
             .req(rb)
             .header("Idempotency-Key", &f.key)
@@ -240,13 +268,20 @@ fn push_pending(ctx: &Ctx<'_>, project: &str) -> Result<(usize, usize), Failure>
             // leaves it in place; the retry carries the same key and the server answers 200.
             // It stays visible (overlay) until a synced artifact of that generation arrives.
             let proposal = ack.proposal.as_ref().map(|p| p.id.as_str());
-            if let Err(e) = pending::mark_acked(project, &f, &ack.id, ack.generation, proposal) {
+            if let Err(e) = pending::mark_acked(
+                project,
+                &f,
+                &ack.id,
+                ack.generation,
+                proposal,
+                ack.blob.as_deref(),
+            ) {
                 // Still pending: the next sync posts it again and gets the same answer.
                 return stop(
                     pushed,
                     Failure::Other(format!(
-                        "recording the acknowledgement of `{}`: {e:#}",
-                        f.new.title
+                        "recording the acknowledgement of the {}: {e:#}",
+                        what(&f)
                     )),
                 );
             }
@@ -258,19 +293,22 @@ fn push_pending(ctx: &Ctx<'_>, project: &str) -> Result<(usize, usize), Failure>
         if refusal_is_final(status, code.as_deref()) {
             // The server will never accept it: keep it, out of the push queue, with the reason.
             let why = http_error(status, &text);
-            match pending::mark_rejected(&f, &why) {
+            let current = conflict_text(&text);
+            match pending::mark_rejected(&f, &why, current.as_deref()) {
                 Ok(dest) => eprintln!(
-                    "helix: {project}: entry `{}` rejected ({why}); kept in {}",
-                    f.new.title,
-                    dest.display()
+                    "helix: {project}: {} rejected ({why}); kept in {}{}",
+                    what(&f),
+                    dest.display(),
+                    if current.is_some() {
+                        " (the server's current text beside it, .current.md)"
+                    } else {
+                        ""
+                    }
                 ),
                 Err(e) => {
                     return stop(
                         pushed,
-                        Failure::Other(format!(
-                            "setting aside refused entry `{}`: {e:#}",
-                            f.new.title
-                        )),
+                        Failure::Other(format!("setting aside the refused {}: {e:#}", what(&f))),
                     );
                 }
             }
@@ -285,14 +323,14 @@ fn push_pending(ctx: &Ctx<'_>, project: &str) -> Result<(usize, usize), Failure>
             );
         }
     }
-    pending::rebuild_overlay(project).map_err(|e| Failure::Other(format!("{e:#}")))?;
+    pending::rebuild_overlay(project, dir).map_err(|e| Failure::Other(format!("{e:#}")))?;
     Ok((pushed, rejected))
 }
 
 /// Asks the server what became of this client's acknowledged proposals and settles the
 /// decided ones (landed: kept until an artifact has them; rejected: set aside with the
 /// reason). Returns how many are still awaiting review. Failures leave them as they are.
-fn follow_proposals(ctx: &Ctx<'_>, project: &str) -> usize {
+fn follow_proposals(ctx: &Ctx<'_>, project: &str, dir: &Path) -> usize {
     let mut waiting = 0;
     for a in pending::list_acked(project) {
         let Some(id) = a.proposal.clone() else {
@@ -332,7 +370,7 @@ fn follow_proposals(ctx: &Ctx<'_>, project: &str) -> usize {
                         "helix: {project}: {why}; the entry is kept in the pending folder's rejected/"
                     );
                 }
-                if let Err(e) = pending::settle_proposal(project, &a, &fate) {
+                if let Err(e) = pending::settle_proposal(project, &a, &fate, dir) {
                     eprintln!("helix: {project}: {e:#}");
                     waiting += 1;
                 }
@@ -345,7 +383,7 @@ fn follow_proposals(ctx: &Ctx<'_>, project: &str) -> usize {
 /// Teammates' open proposals, when the project shares them (`show_proposals`): kept in the
 /// overlay, which the hooks mark "proposed, unreviewed". A 404 (no longer shared) drops
 /// them; other failures keep what is there.
-fn share_proposals(ctx: &Ctx<'_>, project: &str) {
+fn share_proposals(ctx: &Ctx<'_>, project: &str, dir: &Path) {
     let url = format!("{}/v1/projects/{project}/proposals/shared", ctx.server);
     let Ok(resp) = ctx.req(ctx.http.get(&url)).send() else {
         return;
@@ -380,7 +418,7 @@ fn share_proposals(ctx: &Ctx<'_>, project: &str) {
         reqwest::StatusCode::NOT_FOUND => Vec::new(),
         _ => return,
     };
-    if let Err(e) = pending::set_proposed(project, &list) {
+    if let Err(e) = pending::set_proposed(project, &list, dir) {
         eprintln!("helix: {project}: {e:#}");
     }
 }
@@ -589,7 +627,7 @@ pub fn sync_project(
             line,
         }
     };
-    let (pushed, rejected) = match push_pending(&ctx, project) {
+    let (pushed, rejected) = match push_pending(&ctx, project, dir) {
         Ok(v) => v,
         Err(f) => return fail(f),
     };
@@ -599,16 +637,16 @@ pub fn sync_project(
         Err(f) => return fail(f),
     };
     // After the download: a proposal that landed is then usually in the cache already.
-    let awaiting = follow_proposals(&ctx, project);
+    let awaiting = follow_proposals(&ctx, project, dir);
     if shares {
-        share_proposals(&ctx, project);
-    } else if let Err(e) = pending::set_proposed(project, &[]) {
+        share_proposals(&ctx, project, dir);
+    } else if let Err(e) = pending::set_proposed(project, &[], dir) {
         eprintln!("helix: {project}: {e:#}");
     }
     let generation = match &fetched {
         Fetched::UpToDate(m) | Fetched::Updated { meta: m, .. } => m.generation,
     };
-    if let Err(e) = pending::drop_acked(project, generation) {
+    if let Err(e) = pending::drop_acked(project, dir, generation) {
         eprintln!("helix: {project}: {e:#}");
     }
     let mut line = match fetched {

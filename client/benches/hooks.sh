@@ -176,7 +176,9 @@ for n in $SIZES; do
         base_cache=$WORK/home-$n/base-cache
         XDG_CACHE_HOME=$base_cache "$BASELINE" build "$repo/knowledge" --no-git --project bench \
             -o "$base_cache/helix/local/bench/index.hix" 2> /dev/null
-        base_env="XDG_CACHE_HOME=$base_cache"
+        # Its own duplicate-call claims too: a baseline that has them would otherwise take
+        # each run as a repeat of the candidate's (same session id, same stdin) and be silent.
+        base_env="XDG_CACHE_HOME=$base_cache,XDG_RUNTIME_DIR=$WORK/home-$n/base-run"
     fi
 
     printf '{"session_id":"bench-@RUN@","cwd":"%s","hook_event_name":"UserPromptSubmit","prompt":"how do I rebase my git branch onto another base without losing local commits?"}' \

@@ -2,7 +2,8 @@
 //! (benches/relevance/judgements.jsonl) through the prompt and error hooks' query building
 //! and search (ambient: its whole-name search), in process, and prints one JSON line per
 //! case with the query's terms (idf, document frequency) and the top hits with the terms
-//! each matched (and whether in its title). Fit the gate on the `tune` split only.
+//! each matched (and whether in its title). Fit the gate on the `tune` and `heldout`
+//! splits; never look at `fresh` while tuning.
 //!
 //! `cargo run --release -p helix-client --example relevance_features -- ARTIFACT CASES`
 //! (ARTIFACT: `helix build ../shared/corpora/til --no-git --project til -o til.hix`).

@@ -45,6 +45,9 @@ pub enum Command {
     Store(commands::store::Args),
     /// List, approve or reject proposals (projects whose server reviews writes).
     Review(commands::review::Args),
+    /// Edit an entry in $EDITOR or with --title/--body/…; retire or supersede entries
+    /// (pending until the next sync, refused there if the entry changed meanwhile).
+    Edit(commands::edit::Args),
     /// Check configuration, token, server, cache and hooks; say what to fix.
     Doctor(commands::doctor::Args),
     /// Serve search, store, read, brief and topics to Claude Code over MCP (stdio).
@@ -85,6 +88,7 @@ pub fn run(cli: Cli, net: impl FnOnce(NetCommand) -> anyhow::Result<ExitCode>) -
         Command::Sync(a) => net(NetCommand::Sync(a)),
         Command::Store(a) => commands::store::run(a),
         Command::Review(a) => net(NetCommand::Review(a)),
+        Command::Edit(a) => commands::edit::run(a),
         Command::Doctor(a) => net(NetCommand::Doctor(a)),
         Command::Mcp => net(NetCommand::Mcp),
         Command::Hook(a) => Ok(hook::run(&a)),

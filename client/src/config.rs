@@ -21,6 +21,16 @@ pub struct ProjectConfig {
     pub local: Option<PathBuf>,
     /// Path of the `.helix.toml` itself.
     pub file: PathBuf,
+    /// `[check] stale_commits`: commits to a source after an entry's date beyond which
+    /// `helix check --stale` reports it.
+    pub stale_commits: Option<u32>,
+}
+
+/// `[check]` of `.helix.toml`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCheck {
+    stale_commits: Option<u32>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -31,6 +41,8 @@ struct RawProject {
     projects: Vec<String>,
     local: Option<PathBuf>,
     project: Option<String>,
+    #[serde(default)]
+    check: RawCheck,
 }
 
 /// What to write when no configuration is found; every command that needs one says this.
@@ -117,6 +129,7 @@ pub fn parse(file: &Path, text: &str) -> Result<ProjectConfig> {
                 projects,
                 local: None,
                 file: file.to_path_buf(),
+                stale_commits: raw.check.stale_commits,
             }
         }
         (None, Some(local)) => {
@@ -137,6 +150,7 @@ pub fn parse(file: &Path, text: &str) -> Result<ProjectConfig> {
                 projects: vec![name],
                 local: Some(local),
                 file: file.to_path_buf(),
+                stale_commits: raw.check.stale_commits,
             }
         }
     };

@@ -64,6 +64,33 @@ pub struct Knowledge {
     sources: Vec<Source>,
 }
 
+/// An owned copy of an artifact's entry (the blob id is not copied).
+pub fn owned_entry(e: &EntryRef<'_>) -> helix_index_format::Entry {
+    helix_index_format::Entry {
+        id: e.id.to_string(),
+        topic: e.topic.to_string(),
+        title: e.title.to_string(),
+        tags: e.tags.iter().map(|t| t.to_string()).collect(),
+        sources: e.sources.iter().map(|s| s.to_string()).collect(),
+        date: e.date,
+        author: e.author.map(str::to_string),
+        body: e.body.to_string(),
+        extra: serde_json::from_str(e.extra_json).unwrap_or_default(),
+        blob: String::new(),
+    }
+}
+
+/// Why entry `doc` of `index` is out of default results: `retired`, or `superseded by ID`.
+pub fn hidden_note(index: &Index<Mmap>, doc: u32) -> Option<String> {
+    Some(match index.hidden(doc)? {
+        helix_index_format::Hidden::Retired => "retired".to_string(),
+        helix_index_format::Hidden::SupersededBy(by) => match index.entry(by as u32) {
+            Ok(e) => format!("superseded by {}", e.id),
+            Err(_) => "superseded".to_string(),
+        },
+    })
+}
+
 /// Maps `path` read-only. `Ok(None)` when it does not exist.
 #[allow(unsafe_code)]
 pub fn map_file(path: &Path) -> std::io::Result<Option<Mmap>> {
@@ -343,7 +370,14 @@ impl Knowledge {
     }
 
     /// One entry by id: `project:id` or a bare id (first match; overlay before cache).
+    /// Retired and superseded entries are read like any other.
     pub fn read(&self, id: &str) -> Option<(&str, EntryRef<'_>)> {
+        self.read_in(id).map(|(src, e)| (src.project.as_str(), e))
+    }
+
+    /// [`Knowledge::read`], with the artifact that holds the entry (its blob id, whether it
+    /// is hidden, whether it is pending).
+    pub fn read_in(&self, id: &str) -> Option<(&Source, EntryRef<'_>)> {
         let (want_project, bare) = match id.split_once(':') {
             Some((p, rest)) if self.sources.iter().any(|s| s.project == p) => (Some(p), rest),
             _ => (None, id),
@@ -355,7 +389,7 @@ impl Knowledge {
                 continue;
             }
             if let Ok(Some(e)) = src.index.entry_by_id(bare) {
-                return Some((src.project.as_str(), e));
+                return Some((src, e));
             }
         }
         None
@@ -365,7 +399,7 @@ impl Knowledge {
     pub fn topics(&self) -> Vec<(&str, TopicCount<'_>)> {
         let mut merged: BTreeMap<(&str, &str), u32> = BTreeMap::new();
         for src in &self.sources {
-            let Ok(topics) = src.index.topics() else {
+            let Ok(topics) = src.index.visible_topics() else {
                 continue;
             };
             for t in topics {
@@ -389,7 +423,8 @@ impl Knowledge {
         for src in order {
             let Ok(entries) = f(&src.index) else { continue };
             for e in entries {
-                if seen.insert((src.project.as_str(), e.id)) {
+                // Seen first: an overlay's retired copy also hides the synced one.
+                if seen.insert((src.project.as_str(), e.id)) && src.index.hidden(e.doc).is_none() {
                     out.push((src.project.as_str(), e));
                 }
             }
@@ -397,7 +432,6 @@ impl Knowledge {
         out
     }
 
-    /// Entries listing exactly this repository-relative source path.
     /// Entries of `topic` over every source as (project, entry), newest first; an overlay's
     /// pending copy shadows the synced one of the same id.
     pub fn topic_entries(&self, topic: &str) -> Vec<(&str, EntryRef<'_>)> {
@@ -413,7 +447,10 @@ impl Knowledge {
                 let Ok(e) = src.index.entry(doc) else {
                     continue;
                 };
-                if e.topic == topic && seen.insert((src.project.as_str(), e.id)) {
+                if e.topic == topic
+                    && seen.insert((src.project.as_str(), e.id))
+                    && src.index.hidden(doc).is_none()
+                {
                     out.push((src.project.as_str(), e));
                 }
             }
@@ -422,6 +459,8 @@ impl Knowledge {
         out
     }
 
+    /// Entries listing exactly this repository-relative source path (retired and superseded
+    /// ones left out, as in every lookup below).
     pub fn by_source(&self, repo_rel_path: &str) -> Vec<(&str, EntryRef<'_>)> {
         self.collect(|i| i.by_source(repo_rel_path))
     }
@@ -455,9 +494,22 @@ impl Knowledge {
         v
     }
 
-    /// Total entries over all sources.
+    /// Why a hit is out of default results (`retired`, `superseded by ID`), when it is
+    /// (it came from a search with `include_hidden`).
+    pub fn hidden_note(&self, h: &ProjectHit<'_>) -> Option<String> {
+        let src = self
+            .sources
+            .iter()
+            .find(|s| s.project == h.project && s.overlay == h.pending)?;
+        hidden_note(&src.index, h.hit.entry.doc)
+    }
+
+    /// Entries in default results over all sources (retired and superseded ones left out).
     pub fn entry_count(&self) -> u64 {
-        self.sources.iter().map(|s| u64::from(s.index.len())).sum()
+        self.sources
+            .iter()
+            .map(|s| u64::from(s.index.visible_len()))
+            .sum()
     }
 }
 

@@ -1,5 +1,7 @@
-//! The one write path for `helix store` and MCP `store`: a pending entry file per store under
-//! `$XDG_DATA_HOME/helix/pending/<project>/<key>.md`, plus a small overlay index rebuilt at once.
+//! The one write path for `helix store`, `helix edit` and MCP `store`/`edit`: a pending entry
+//! file per write under `$XDG_DATA_HOME/helix/pending/<project>/<key>.md` (an edit also has
+//! `<key>.edit.json`: the id it replaces and the blob it starts from), plus a small overlay
+//! index rebuilt at once.
 
 use crate::config::ProjectConfig;
 use crate::knowledge::OVERLAY_FILE;
@@ -24,6 +26,39 @@ pub struct PendingFile {
     pub key: String,
     pub path: PathBuf,
     pub new: NewEntry,
+    /// Set for an edit of an existing entry.
+    pub edit: Option<PendingEdit>,
+    /// The file's text (what an edit sends).
+    pub text: String,
+}
+
+/// What a pending edit replaces (`<key>.edit.json` beside `<key>.md`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PendingEdit {
+    /// The entry id it replaces.
+    pub id: String,
+    /// The git blob id of the version it starts from.
+    pub base: String,
+}
+
+/// `<key>.edit.json` beside `<key>.md` (in the queue, `acked/` or `rejected/`).
+pub fn edit_meta_path(md: &Path) -> PathBuf {
+    md.with_extension("edit.json")
+}
+
+fn read_edit_meta(md: &Path) -> Option<PendingEdit> {
+    let bytes = std::fs::read(edit_meta_path(md)).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+impl PendingFile {
+    /// The id this write has (or will have) on the server.
+    pub fn id(&self) -> String {
+        match &self.edit {
+            Some(e) => e.id.clone(),
+            None => entry_id(&self.new),
+        }
+    }
 }
 
 /// Safe `[a-z0-9-]` slug of a title (never empty); the server's own slug function.
@@ -47,6 +82,12 @@ pub fn validate(new: &NewEntry) -> Result<()> {
 /// Markdown with YAML front matter for a new entry, written by the same code as every
 /// other entry file (`render_entry`), so it parses back the same.
 pub fn render(new: &NewEntry) -> String {
+    let mut extra = std::collections::BTreeMap::new();
+    // A forced store stays forced when `helix sync` sends it (a pending file only: in local
+    // mode the file is the team's entry).
+    if new.force {
+        extra.insert(FORCE_KEY.to_string(), serde_json::Value::Bool(true));
+    }
     helix_index_format::render_entry(&Entry {
         // Only decides whether `topic:` is written: always, unless the topic is the
         // pending folder's own name, which the path then gives back.
@@ -56,9 +97,13 @@ pub fn render(new: &NewEntry) -> String {
         tags: new.tags.clone(),
         sources: new.sources.clone(),
         body: format!("\n{}\n", new.body.trim_end()),
+        extra,
         ..Default::default()
     })
 }
+
+/// The front-matter key of a pending file stored with `--force`.
+const FORCE_KEY: &str = "helix_force";
 
 fn new_key() -> String {
     let now = crate::sys::since_epoch();
@@ -83,11 +128,82 @@ pub fn project_for<'a>(cfg: &'a ProjectConfig, wanted: Option<&'a str>) -> Resul
     }
 }
 
-/// Validates `new`, writes it as a pending entry and rebuilds the overlay so it is visible
-/// at once. In local mode the entry is written straight into the knowledge directory and the
-/// local cache is recompiled.
-pub fn store(cfg: &ProjectConfig, project: Option<&str>, new: NewEntry) -> Result<Stored> {
+/// A store refused because the project already holds a near-duplicate (docs/entry-format.md,
+/// "Duplicates"). The MCP server finds it in the error chain to answer the model its way.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Duplicate {
+    pub project: String,
+    /// The existing entry.
+    pub id: String,
+    pub title: String,
+    /// Whether it is a pending entry (not yet synced).
+    pub pending: bool,
+    pub score: f32,
+}
+
+impl std::fmt::Display for Duplicate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}:{} ({:?}{}) says nearly the same (similarity {:.2}); edit it instead (`helix edit {}`), or store anyway with --force",
+            self.project,
+            self.id,
+            self.title,
+            if self.pending { ", pending" } else { "" },
+            self.score,
+            self.id
+        )
+    }
+}
+
+impl std::error::Error for Duplicate {}
+
+/// The entries of `project` (synced cache plus pending overlay) at least
+/// [`helix_index_format::DUPLICATE_THRESHOLD`] alike to `new`, most similar first.
+pub fn near_duplicates(cfg: &ProjectConfig, project: &str, new: &NewEntry) -> Vec<Duplicate> {
+    let k = crate::knowledge::Knowledge::from_config(cfg);
+    let sources: Vec<&crate::knowledge::Source> = k
+        .sources()
+        .iter()
+        .filter(|s| s.project == project)
+        .collect();
+    let indexes: Vec<_> = sources.iter().map(|s| &s.index).collect();
+    let found = helix_index_format::Collection::new(&indexes)
+        .near_duplicates(
+            &new.title,
+            &new.body,
+            &new.sources,
+            helix_index_format::DUPLICATE_THRESHOLD,
+        )
+        .unwrap_or_default();
+    let mut out: Vec<Duplicate> = Vec::new();
+    for s in found {
+        if out.iter().any(|d| d.id == s.entry.id) {
+            continue;
+        }
+        out.push(Duplicate {
+            project: project.to_string(),
+            id: s.entry.id.to_string(),
+            title: s.entry.title.to_string(),
+            pending: sources[s.artifact].overlay,
+            score: s.score,
+        });
+    }
+    out
+}
+
+/// Validates `new`, refuses it when the project holds a near-duplicate (unless `force`),
+/// writes it as a pending entry and rebuilds the overlay so it is visible at once. In local
+/// mode the entry is written straight into the knowledge directory and the local cache is
+/// recompiled.
+pub fn store(
+    cfg: &ProjectConfig,
+    project: Option<&str>,
+    new: NewEntry,
+    force: bool,
+) -> Result<Stored> {
     let mut new = new;
+    new.force |= force;
     new.topic = new.topic.trim().to_string();
     new.title = new.title.trim().to_string();
     new.tags = new
@@ -103,20 +219,28 @@ pub fn store(cfg: &ProjectConfig, project: Option<&str>, new: NewEntry) -> Resul
     // Same parser as the server: what we store must compile.
     helix_index_format::parse_entry(&id, text.as_bytes(), None)
         .map_err(|d| anyhow::anyhow!("invalid entry: {d}"))?;
+    // Same file first: the more precise refusal.
+    if let Some(local) = &cfg.local
+        && local.join(&id).exists()
+    {
+        bail!(
+            "{} already exists; choose another title",
+            local.join(&id).display()
+        );
+    }
+    if !new.force
+        && let Some(dup) = near_duplicates(cfg, &project, &new).into_iter().next()
+    {
+        return Err(dup.into());
+    }
 
     if let Some(local) = &cfg.local {
-        let path = local.join(&id);
-        if path.exists() {
-            bail!("{} already exists; choose another title", path.display());
-        }
-        crate::sys::write_atomic(&path, text.as_bytes())
-            .with_context(|| format!("writing {}", path.display()))?;
-        crate::cache::compile_local(cfg, &project)?;
-        return Ok(Stored {
-            project,
-            key: String::new(),
-            id,
+        let text = render(&NewEntry {
+            force: false,
+            ..new.clone()
         });
+        let path = local.join(&id);
+        return write_local(cfg, project, &path, &text, id);
     }
 
     let dir = crate::paths::pending_dir(&project);
@@ -126,8 +250,84 @@ pub fn store(cfg: &ProjectConfig, project: Option<&str>, new: NewEntry) -> Resul
     let path = dir.join(format!("{key}.md"));
     crate::sys::write_atomic(&path, text.as_bytes())
         .with_context(|| format!("writing {}", path.display()))?;
-    rebuild_overlay(&project)?;
+    rebuild_overlay(&project, &cfg.cache_dir(&project))?;
     Ok(Stored { project, key, id })
+}
+
+/// Local mode: writes the entry file into the knowledge directory and recompiles it.
+fn write_local(
+    cfg: &ProjectConfig,
+    project: String,
+    path: &Path,
+    text: &str,
+    id: String,
+) -> Result<Stored> {
+    crate::sys::write_atomic(path, text.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))?;
+    crate::cache::compile_local(cfg, &project)?;
+    Ok(Stored {
+        project,
+        key: String::new(),
+        id,
+    })
+}
+
+/// Stores an edit of entry `id` of `project`: `text` is the whole new file, `base` the blob
+/// id of the version it starts from. Checked as the server checks it (parse, `status`,
+/// `supersedes`, secret scan); a queued edit of the same id not yet pushed is replaced (the
+/// new one carries its base, as the caller read it). In local mode the file is written
+/// straight into the knowledge directory.
+pub fn edit(
+    cfg: &ProjectConfig,
+    project: &str,
+    id: &str,
+    base: Option<&str>,
+    text: &str,
+) -> Result<Stored> {
+    let project = project_for(cfg, Some(project))?.to_string();
+    helix_index_format::validate_edit(id, text)
+        .map_err(|e| anyhow::anyhow!("invalid entry: {e}"))?;
+    if let Some(local) = &cfg.local {
+        let path = local.join(id);
+        if !path.is_file() {
+            bail!(
+                "{} does not exist; `helix store` adds new entries",
+                path.display()
+            );
+        }
+        return write_local(cfg, project, &path, text, id.to_string());
+    }
+    let Some(base) = base else {
+        bail!(
+            "the version of {id} is unknown (its cached artifact predates edits, or the entry is not synced yet); run `helix sync` and try again"
+        );
+    };
+    let dir = crate::paths::pending_dir(&project);
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    crate::sys::remove_stale_temps(&dir);
+    for queued in list(&project)? {
+        if queued.edit.as_ref().is_some_and(|e| e.id == id) {
+            let _ = std::fs::remove_file(&queued.path);
+            let _ = std::fs::remove_file(edit_meta_path(&queued.path));
+        }
+    }
+    let key = new_key();
+    let path = dir.join(format!("{key}.md"));
+    let meta = serde_json::to_vec(&PendingEdit {
+        id: id.to_string(),
+        base: base.to_string(),
+    })
+    .expect("serialising a plain struct cannot fail");
+    // The meta first: the `.md` is what queues the write.
+    crate::sys::write_atomic(&edit_meta_path(&path), &meta)?;
+    crate::sys::write_atomic(&path, text.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))?;
+    rebuild_overlay(&project, &cfg.cache_dir(&project))?;
+    Ok(Stored {
+        project,
+        key,
+        id: id.to_string(),
+    })
 }
 
 /// Parses a pending file's text back into a [`NewEntry`].
@@ -140,6 +340,7 @@ pub fn parse_pending(key: &str, text: &str) -> Result<NewEntry> {
         body: e.body.trim().to_string(),
         tags: e.tags,
         sources: e.sources,
+        force: e.extra.get(FORCE_KEY) == Some(&serde_json::Value::Bool(true)),
     })
 }
 
@@ -174,8 +375,10 @@ pub fn list(project: &str) -> Result<Vec<PendingFile>> {
         match parse_pending(key, &text) {
             Ok(new) => out.push(PendingFile {
                 key: key.to_string(),
+                edit: read_edit_meta(&path),
                 path,
                 new,
+                text,
             }),
             Err(e) => eprintln!("helix: skipping pending entry {}: {e:#}", path.display()),
         }
@@ -213,6 +416,8 @@ pub struct Acked {
     /// proposal landed (then it is an ordinary acknowledgement of the landed id and
     /// generation) or was rejected (then it moves to `rejected/`).
     pub proposal: Option<String>,
+    /// For an edit: the blob id the server wrote (the base of a next edit before a sync).
+    pub blob: Option<String>,
 }
 
 #[derive(Debug, serde::Serialize, serde::Deserialize)]
@@ -221,6 +426,8 @@ struct AckedMeta {
     generation: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     proposal: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    blob: Option<String>,
 }
 
 fn acked_dir(project: &str) -> PathBuf {
@@ -236,6 +443,7 @@ pub fn mark_acked(
     id: &str,
     generation: u64,
     proposal: Option<&str>,
+    blob: Option<&str>,
 ) -> Result<()> {
     let dir = acked_dir(project);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -243,10 +451,13 @@ pub fn mark_acked(
         id: id.to_string(),
         generation,
         proposal: proposal.map(str::to_string),
+        blob: blob.map(str::to_string),
     })
     .expect("serialising a plain struct cannot fail");
     crate::sys::write_atomic(&dir.join(format!("{}.json", file.key)), &meta)?;
     let dest = dir.join(format!("{}.md", file.key));
+    // An acknowledged edit's own meta is not needed any more (the ack names its id).
+    let _ = std::fs::remove_file(edit_meta_path(&file.path));
     match std::fs::rename(&file.path, &dest) {
         Ok(()) => Ok(()),
         // A concurrent sync (the one `store` starts in the background) got the same answer
@@ -259,14 +470,32 @@ pub fn mark_acked(
 }
 
 /// Moves a pending file the server refused for good into `rejected/`, with the reason beside
-/// it (`<key>.reason`), out of the push queue. Returns where the entry now is.
-pub fn mark_rejected(file: &PendingFile, why: &str) -> Result<PathBuf> {
+/// it (`<key>.reason`; an edit's `<key>.edit.json` too, and the entry's text on the server
+/// now as `<key>.current.md` when the refusal carried it), out of the push queue. Returns
+/// where the entry now is.
+pub fn mark_rejected(file: &PendingFile, why: &str, current: Option<&str>) -> Result<PathBuf> {
     let dir = file
         .path
         .parent()
         .map(|p| p.join("rejected"))
         .unwrap_or_else(|| PathBuf::from("rejected"));
-    set_aside(&file.path, &file.key, &dir, why)
+    if let Some(current) = current {
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        crate::sys::write_atomic(
+            &dir.join(format!("{}.current.md", file.key)),
+            current.as_bytes(),
+        )?;
+    }
+    let dest = set_aside(&file.path, &file.key, &dir, why)?;
+    // After the entry: a crash between the two leaves an edit's metadata without its entry
+    // (ignored), never an edit without its base (which would be sent as a new entry).
+    if file.edit.is_some() {
+        let _ = std::fs::rename(
+            edit_meta_path(&file.path),
+            dir.join(format!("{}.edit.json", file.key)),
+        );
+    }
+    Ok(dest)
 }
 
 /// Moves the entry file `from` (key `key`) into `dir` with its reason beside it
@@ -316,6 +545,7 @@ pub fn list_acked(project: &str) -> Vec<Acked> {
             id: meta.id,
             generation: meta.generation,
             proposal: meta.proposal,
+            blob: meta.blob,
         });
     }
     out.sort_by(|a, b| a.key.cmp(&b.key));
@@ -324,7 +554,7 @@ pub fn list_acked(project: &str) -> Vec<Acked> {
 
 /// Forgets acknowledged entries that the cached artifact (of `synced_generation`) now
 /// contains, and rebuilds the overlay if anything changed. Returns how many were dropped.
-pub fn drop_acked(project: &str, synced_generation: u64) -> Result<usize> {
+pub fn drop_acked(project: &str, cache_dir: &Path, synced_generation: u64) -> Result<usize> {
     remove_orphan_acks(project);
     let mut dropped = 0;
     for a in list_acked(project) {
@@ -336,7 +566,7 @@ pub fn drop_acked(project: &str, synced_generation: u64) -> Result<usize> {
         }
     }
     if dropped > 0 {
-        rebuild_overlay(project)?;
+        rebuild_overlay(project, cache_dir)?;
     }
     Ok(dropped)
 }
@@ -354,7 +584,12 @@ pub enum ProposalFate {
 /// acknowledgement (dropped when a synced artifact of that generation is in the cache, so
 /// it is never shown twice nor missing in between); a rejected one moves to `rejected/`
 /// with the reason (nothing is lost). Rebuilds the overlay.
-pub fn settle_proposal(project: &str, a: &Acked, fate: &ProposalFate) -> Result<()> {
+pub fn settle_proposal(
+    project: &str,
+    a: &Acked,
+    fate: &ProposalFate,
+    cache_dir: &Path,
+) -> Result<()> {
     let meta_path = a.path.with_extension("json");
     match fate {
         ProposalFate::Landed { id, generation } => {
@@ -362,6 +597,7 @@ pub fn settle_proposal(project: &str, a: &Acked, fate: &ProposalFate) -> Result<
                 id: id.clone(),
                 generation: *generation,
                 proposal: None,
+                blob: None,
             })
             .expect("serialising a plain struct cannot fail");
             crate::sys::write_atomic(&meta_path, &meta)?;
@@ -372,7 +608,7 @@ pub fn settle_proposal(project: &str, a: &Acked, fate: &ProposalFate) -> Result<
             let _ = std::fs::remove_file(&meta_path);
         }
     }
-    rebuild_overlay(project)
+    rebuild_overlay(project, cache_dir)
 }
 
 /// Teammates' open proposals as the server shares them (`show_proposals`), kept beside the
@@ -390,7 +626,7 @@ pub struct Proposed {
 
 /// Replaces the shared proposals of `project` with `list` (empty: none shared) and rebuilds
 /// the overlay when they changed.
-pub fn set_proposed(project: &str, list: &[Proposed]) -> Result<()> {
+pub fn set_proposed(project: &str, list: &[Proposed], cache_dir: &Path) -> Result<()> {
     if read_proposed(project) == list {
         return Ok(());
     }
@@ -404,7 +640,7 @@ pub fn set_proposed(project: &str, list: &[Proposed]) -> Result<()> {
         crate::sys::write_atomic(&path, &bytes)
             .with_context(|| format!("writing {}", path.display()))?;
     }
-    rebuild_overlay(project)
+    rebuild_overlay(project, cache_dir)
 }
 
 fn read_proposed(project: &str) -> Vec<Proposed> {
@@ -451,8 +687,10 @@ fn overlay_entry(path: &Path, id: &str, key: &str, marker: &str) -> Option<Entry
 
 /// Rebuilds `overlay.hix` of `project` from its pending and acknowledged-but-not-yet-synced
 /// files (removes it when there are none). Serialised with a lock file so two concurrent
-/// stores never lose each other's entry.
-pub fn rebuild_overlay(project: &str) -> Result<()> {
+/// stores never lose each other's entry. An entry they supersede that only the synced
+/// artifact in `cache_dir` holds is copied in: the builder hides it there, and the copy
+/// shadows the synced one, so it leaves hooks and search at once.
+pub fn rebuild_overlay(project: &str, cache_dir: &Path) -> Result<()> {
     let dir = crate::paths::pending_dir(project);
     let _guard = crate::sys::lock_dir(&dir)?;
     let pending = list(project)?;
@@ -483,6 +721,7 @@ pub fn rebuild_overlay(project: &str) -> Result<()> {
             author: Some(p.author),
             body: p.entry.body,
             extra,
+            blob: String::new(),
         };
         by_id.insert(p.entry_id, e);
     }
@@ -492,9 +731,25 @@ pub fn rebuild_overlay(project: &str) -> Result<()> {
         }
     }
     for p in pending {
-        let id = entry_id(&p.new);
+        let id = p.id();
         if let Some(e) = overlay_entry(&p.path, &id, &p.key, "pending_key") {
             by_id.insert(id, e);
+        }
+    }
+    let missing: Vec<String> = by_id
+        .values()
+        .flat_map(|e| e.supersedes())
+        .filter(|t| !by_id.contains_key(*t))
+        .map(str::to_string)
+        .collect();
+    if !missing.is_empty()
+        && let Ok(Some(synced)) =
+            crate::knowledge::open_index(&cache_dir.join(crate::knowledge::INDEX_FILE))
+    {
+        for id in missing {
+            if let Ok(Some(e)) = synced.entry_by_id(&id) {
+                by_id.insert(id, crate::knowledge::owned_entry(&e));
+            }
         }
     }
     let entries: Vec<Entry> = by_id.into_values().collect();
@@ -526,19 +781,21 @@ mod tests {
 
     #[test]
     fn pending_files_parse_back_to_what_was_stored() {
-        for topic in ["build", "pending"] {
+        for (topic, force) in [("build", false), ("pending", true)] {
             let new = NewEntry {
                 topic: topic.into(),
                 title: "Linker: \"cannot find -lssl\" # on CI".into(),
                 body: "Install `libssl-dev`.\n\n---\nNot front matter.\n".into(),
                 tags: vec!["linker".into(), "ci: fresh".into()],
                 sources: vec!["build.rs".into()],
+                force,
             };
             let back = parse_pending("k1", &render(&new)).expect("parses");
             assert_eq!(back.topic, new.topic);
             assert_eq!(back.title, new.title);
             assert_eq!(back.body, new.body.trim());
             assert_eq!(back.tags, new.tags);
+            assert_eq!(back.force, force);
             assert_eq!(back.sources, new.sources);
         }
     }

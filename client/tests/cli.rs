@@ -3,6 +3,8 @@
 
 #[path = "cli/common.rs"]
 mod common;
+#[path = "cli/edit.rs"]
+mod edit;
 #[path = "cli/faults.rs"]
 mod faults;
 #[path = "cli/format.rs"]
@@ -11,6 +13,8 @@ mod format;
 mod gate;
 #[path = "cli/hooks.rs"]
 mod hooks;
+#[path = "cli/hygiene.rs"]
+mod hygiene;
 #[path = "cli/install.rs"]
 mod install;
 #[path = "cli/mcp.rs"]

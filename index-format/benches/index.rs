@@ -185,6 +185,38 @@ fn open_search_or_prompt(bencher: Bencher, n: usize) {
     });
 }
 
+/// The near-duplicate check of one store (`similar::Collection::near_duplicates`): the
+/// candidate search and the similarity of each candidate, for notes of the corpus rephrased
+/// (first and last body lines dropped, title reworded) so that most have a near-duplicate.
+#[divan::bench(args = SIZES)]
+fn near_duplicates(bencher: Bencher, n: usize) {
+    let bytes = artifact(n);
+    let index = Index::open(&bytes[..]).expect("open");
+    let refs = [&index];
+    let c = helix_index_format::Collection::new(&refs);
+    let notes: Vec<(String, String)> = corpus()
+        .iter()
+        .step_by(37)
+        .filter_map(|(p, b)| parse_entry(p, b, None).ok())
+        .map(|e| {
+            let lines: Vec<&str> = e.body.lines().collect();
+            let body = lines[1..lines.len().saturating_sub(1).max(1)].join("\n");
+            (format!("How to {}", e.title.to_lowercase()), body)
+        })
+        .collect();
+    let none: [&str; 0] = [];
+    let mut i = 0;
+    bencher.bench_local(|| {
+        i += 1;
+        let (title, body) = &notes[i % notes.len()];
+        black_box(
+            c.near_duplicates(title, body, &none, helix_index_format::DUPLICATE_THRESHOLD)
+                .expect("check")
+                .len(),
+        )
+    });
+}
+
 #[divan::bench(args = SIZES)]
 fn open_only(bencher: Bencher, n: usize) {
     let bytes = artifact(n);

@@ -2,11 +2,12 @@
 //! Usage: `rank CORPUS_DIR QUERIES_FILE` (one query per line); prints one JSON object per
 //! query: `{"query", "and": [ids], "or": [ids]}`. The library does no I/O; this example does.
 
+#[path = "shared/corpus.rs"]
+mod corpus;
+
 use std::path::Path;
 
-use helix_index_format::{
-    BuildInfo, Index, Mode, SearchOptions, build, is_entry_path, parse_entry,
-};
+use helix_index_format::{BuildInfo, Index, Mode, SearchOptions, build};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -15,27 +16,7 @@ fn main() {
         std::process::exit(2);
     };
     let root = Path::new(corpus);
-    let mut entries = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for e in std::fs::read_dir(&dir).expect("read corpus dir") {
-            let p = e.expect("dir entry").path();
-            if p.is_dir() {
-                stack.push(p);
-                continue;
-            }
-            let rel = p
-                .strip_prefix(root)
-                .expect("under root")
-                .to_string_lossy()
-                .replace('\\', "/");
-            if is_entry_path(&rel)
-                && let Ok(entry) = parse_entry(&rel, &std::fs::read(&p).expect("read entry"), None)
-            {
-                entries.push(entry);
-            }
-        }
-    }
+    let entries = corpus::entries(root);
     let bytes = build(&entries, &BuildInfo::default()).expect("build");
     let index = Index::open(&bytes[..]).expect("open");
     let ids = |q: &str, mode| -> Vec<String> {

@@ -204,8 +204,26 @@ fn build_with_threads(
     file_names
         .sort_unstable_by(|a, b| (key(&a.key), a.entry.get()).cmp(&(key(&b.key), b.entry.get())));
 
+    // Format 2's optional sections, written only when they hold something.
+    let mut blobs: Vec<StrRef> = Vec::new();
+    if docs.iter().any(|d| !d.blob.is_empty()) {
+        for d in &docs {
+            blobs.push(strings.add(&d.blob)?);
+        }
+    }
+    let hidden: Vec<HiddenRecord> = crate::entry::hidden_entries(&docs)
+        .into_iter()
+        .map(|(doc, why)| HiddenRecord {
+            doc: U32::new(doc as u32),
+            by: U32::new(match why {
+                crate::entry::Hidden::Retired => RETIRED,
+                crate::entry::Hidden::SupersededBy(by) => by as u32,
+            }),
+        })
+        .collect();
+
     // Assemble: header, section table, sections, checksum.
-    let sections: [(SectionKind, &[u8]); 9] = [
+    let mut sections: Vec<(SectionKind, &[u8])> = vec![
         (SectionKind::Strings, &strings.bytes),
         (SectionKind::Entries, records.as_bytes()),
         (SectionKind::Lists, lists.as_bytes()),
@@ -216,6 +234,12 @@ fn build_with_threads(
         (SectionKind::FileNames, file_names.as_bytes()),
         (SectionKind::DocLens, doc_lens.as_bytes()),
     ];
+    if !blobs.is_empty() {
+        sections.push((SectionKind::Blobs, blobs.as_bytes()));
+    }
+    if !hidden.is_empty() {
+        sections.push((SectionKind::Hidden, hidden.as_bytes()));
+    }
     let table_len = sections.len() * size_of::<SectionEntry>();
     let mut offset = (size_of::<Header>() + table_len) as u64;
     let mut table = Vec::with_capacity(sections.len());

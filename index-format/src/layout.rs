@@ -6,11 +6,13 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 pub const MAGIC: [u8; 8] = *b"HELIXIDX";
 /// Format version this code writes.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 /// Oldest format version this code still reads.
 pub const MIN_READ_VERSION: u32 = 1;
 /// Trailing checksum: xxh3-64 of every byte before it.
 pub const FOOTER_LEN: usize = 8;
+/// Section kinds this code knows (the largest kind number).
+pub const SECTION_KINDS: usize = 11;
 /// Upper bound on sections in the table; more is corruption.
 pub const MAX_SECTIONS: u32 = 32;
 /// Date value that means "unknown".
@@ -120,6 +122,18 @@ pub struct KeyRecord {
     pub entry: U32,
 }
 
+/// One entry out of default results (`HIDDEN`, sorted by `doc`): retired, or superseded.
+#[derive(Debug, Clone, Copy, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub struct HiddenRecord {
+    pub doc: U32,
+    /// The row of the entry that supersedes it, or [`RETIRED`].
+    pub by: U32,
+}
+
+/// `HiddenRecord::by` of a retired entry.
+pub const RETIRED: u32 = u32::MAX;
+
 /// Section kinds. Numbers are part of the format; never reuse one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u32)]
@@ -135,6 +149,11 @@ pub enum SectionKind {
     /// Each entry's token count as a dense u32 array: BM25 reads it once per posting, so it
     /// is kept apart from the 72-byte entry rows for cache locality.
     DocLens = 9,
+    /// Optional (format 2): each entry's git blob id as a `StrRef` (empty when unknown),
+    /// one per entry row; absent when no entry has one.
+    Blobs = 10,
+    /// Optional (format 2): [`HiddenRecord`]s, sorted by document; absent when none.
+    Hidden = 11,
 }
 
 impl SectionKind {
@@ -150,6 +169,14 @@ impl SectionKind {
         SectionKind::DocLens,
     ];
 
+    /// Sections a reader accepts but does not require (older artifacts lack them).
+    pub const OPTIONAL: [SectionKind; 2] = [SectionKind::Blobs, SectionKind::Hidden];
+
+    /// Every kind this code knows.
+    pub fn known() -> impl Iterator<Item = SectionKind> {
+        Self::ALL.into_iter().chain(Self::OPTIONAL)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             SectionKind::Strings => "STRINGS",
@@ -161,6 +188,8 @@ impl SectionKind {
             SectionKind::Sources => "SOURCES",
             SectionKind::FileNames => "FILE_NAMES",
             SectionKind::DocLens => "DOC_LENS",
+            SectionKind::Blobs => "BLOBS",
+            SectionKind::Hidden => "HIDDEN",
         }
     }
 
@@ -174,6 +203,8 @@ impl SectionKind {
             SectionKind::Topics => Some(size_of::<TopicRecord>()),
             SectionKind::Sources | SectionKind::FileNames => Some(size_of::<KeyRecord>()),
             SectionKind::DocLens => Some(size_of::<U32>()),
+            SectionKind::Blobs => Some(size_of::<StrRef>()),
+            SectionKind::Hidden => Some(size_of::<HiddenRecord>()),
         }
     }
 }
@@ -190,5 +221,6 @@ mod tests {
         assert_eq!(size_of::<TermRecord>(), 20);
         assert_eq!(size_of::<TopicRecord>(), 12);
         assert_eq!(size_of::<KeyRecord>(), 12);
+        assert_eq!(size_of::<HiddenRecord>(), 8);
     }
 }

@@ -15,6 +15,7 @@ pub mod read;
 pub mod relevance;
 pub mod search;
 pub mod secrets;
+pub mod similar;
 pub mod snippet;
 pub mod tokenize;
 pub mod validate;
@@ -24,14 +25,18 @@ pub mod wire;
 pub use build::{BuildError, BuildInfo, build};
 pub use entry::yaml;
 pub use entry::{
-    Census, Diagnostic, Entry, FileKind, GitMeta, MAX_ENTRY_BYTES, Root, Skip, format_day,
-    glob_matches, is_entry_path, is_glob, parse_entry, render_entry, slugify,
+    Census, Diagnostic, Entry, FileKind, GitMeta, Hidden, MAX_ENTRY_BYTES, REVIEW_AFTER, Root,
+    STATUSES, Skip, format_day, glob_matches, hidden_entries, is_entry_path, is_glob,
+    lifecycle_diagnostics, parse_entry, render_entry, review_due, slugify,
 };
 pub use error::FormatError;
 pub use query::{Query, QueryTerm, Stats};
 pub use read::{DECLARED_LEN_PREFIX, EntryRef, Index, Meta, TopicCount, declared_len};
 pub use search::{Hit, Mode, SearchOptions};
 pub use secrets::{SecretFinding, find_secret, find_secrets};
+pub use similar::{Collection, DUPLICATE_THRESHOLD, Fingerprint, Similar, similarity};
 pub use tokenize::{TOKENIZER_VERSION, Token, TokenKind, tokenize};
-pub use validate::{FileSecret, ValidationError, find_secrets_in_entry_file, validate_new_entry};
+pub use validate::{
+    FileSecret, ValidationError, find_secrets_in_entry_file, validate_edit, validate_new_entry,
+};
 pub use wire::NewEntry;

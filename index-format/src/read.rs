@@ -109,8 +109,9 @@ pub struct TopicCount<'a> {
 pub struct Index<B> {
     bytes: B,
     header: Header,
-    /// Byte range of each section, indexed by `SectionKind as usize - 1`.
-    sections: [Range<usize>; 9],
+    /// Byte range of each section, indexed by `SectionKind as usize - 1` (an optional
+    /// section that is absent is empty).
+    sections: [Range<usize>; SECTION_KINDS],
 }
 
 impl<B: AsRef<[u8]>> Index<B> {
@@ -175,14 +176,10 @@ impl<B: AsRef<[u8]>> Index<B> {
                 offset: size_of::<Header>() as u64,
             })?;
 
-        let mut sections: [Option<Range<usize>>; 9] = Default::default();
+        let mut sections: [Option<Range<usize>>; SECTION_KINDS] = Default::default();
         for s in table {
             // Unknown kinds are skipped: a newer minor writer may add optional sections.
-            let Some(kind) = SectionKind::ALL
-                .iter()
-                .copied()
-                .find(|k| *k as u32 == s.kind.get())
-            else {
+            let Some(kind) = SectionKind::known().find(|k| *k as u32 == s.kind.get()) else {
                 continue;
             };
             let bad = |reason: String| FormatError::Section {
@@ -212,11 +209,16 @@ impl<B: AsRef<[u8]>> Index<B> {
             }
             *slot = Some(start as usize..end as usize);
         }
-        let mut ranges: [Range<usize>; 9] = Default::default();
+        let mut ranges: [Range<usize>; SECTION_KINDS] = Default::default();
         for kind in SectionKind::ALL {
             ranges[kind as usize - 1] = sections[kind as usize - 1]
                 .clone()
                 .ok_or(FormatError::MissingSection { kind: kind.name() })?;
+        }
+        for kind in SectionKind::OPTIONAL {
+            if let Some(r) = sections[kind as usize - 1].clone() {
+                ranges[kind as usize - 1] = r;
+            }
         }
         let index = Index {
             bytes,
@@ -243,6 +245,9 @@ impl<B: AsRef<[u8]>> Index<B> {
         expect(SectionKind::Sources, "sources", header.source_count.get())?;
         expect(SectionKind::FileNames, "sources", header.source_count.get())?;
         expect(SectionKind::DocLens, "entries", header.entry_count.get())?;
+        if rows(SectionKind::Blobs) != 0 {
+            expect(SectionKind::Blobs, "entries", header.entry_count.get())?;
+        }
         Ok(index)
     }
 
@@ -308,6 +313,30 @@ impl<B: AsRef<[u8]>> Index<B> {
             sources: self.list(r.sources)?,
             extra_json: self.str_at(r.extra, "extra front matter")?,
             doc_len: r.doc_len.get(),
+        })
+    }
+
+    /// The git blob id of entry `doc`'s file (an edit's base), when the artifact records it.
+    pub fn blob(&self, doc: u32) -> Result<Option<&str>, FormatError> {
+        let rows: &[StrRef] = self.rows(SectionKind::Blobs);
+        match rows.get(doc as usize) {
+            Some(r) => Ok(Some(self.str_at(*r, "blob id")?).filter(|s| !s.is_empty())),
+            None => Ok(None),
+        }
+    }
+
+    /// The entries out of default results (retired or superseded), sorted by document.
+    pub fn hidden_rows(&self) -> &[HiddenRecord] {
+        self.rows(SectionKind::Hidden)
+    }
+
+    /// Why entry `doc` is out of default results, if it is (binary search of `HIDDEN`).
+    pub fn hidden(&self, doc: u32) -> Option<crate::entry::Hidden> {
+        let rows = self.hidden_rows();
+        let at = rows.binary_search_by_key(&doc, |r| r.doc.get()).ok()?;
+        Some(match rows[at].by.get() {
+            RETIRED => crate::entry::Hidden::Retired,
+            by => crate::entry::Hidden::SupersededBy(by as usize),
         })
     }
 
@@ -402,6 +431,30 @@ impl<B: AsRef<[u8]>> Index<B> {
                 })
             })
             .collect()
+    }
+
+    /// [`Index::topics`] counting only entries in default results (not retired or
+    /// superseded); a topic left empty is dropped. As cheap as `topics` when none is hidden.
+    pub fn visible_topics(&self) -> Result<Vec<TopicCount<'_>>, FormatError> {
+        let mut topics = self.topics()?;
+        let hidden = self.hidden_rows();
+        if hidden.is_empty() {
+            return Ok(topics);
+        }
+        for h in hidden {
+            let row = self.record(h.doc.get())?.topic.get() as usize;
+            if let Some(t) = topics.get_mut(row) {
+                t.count = t.count.saturating_sub(1);
+            }
+        }
+        topics.retain(|t| t.count > 0);
+        Ok(topics)
+    }
+
+    /// Entries in default results: all but the retired and superseded ones.
+    pub fn visible_len(&self) -> u32 {
+        self.len()
+            .saturating_sub(u32::try_from(self.hidden_rows().len()).unwrap_or(u32::MAX))
     }
 
     /// Topics of entries whose sources are `path` itself or lie in `path`'s directory (or

@@ -27,6 +27,12 @@ pub struct Evidence {
     /// [`SEPARATION_DEPTH`] (missing ones count 0): how far it stands out from entries that
     /// merely share words with the query. 1 when all score alike.
     pub separation: f32,
+    /// The idf the entry's matched required terms add up to: how much informative wording
+    /// it shares with the query, whatever the query's length.
+    pub mass: f32,
+    /// The entry's score over the next hit's: a clear first place. Infinite when no hit
+    /// follows.
+    pub gap: f32,
 }
 
 impl Evidence {
@@ -40,6 +46,8 @@ impl Evidence {
                 unknown: 0,
                 coverage: 0.0,
                 separation: 0.0,
+                mass: 0.0,
+                gap: 0.0,
             };
         };
         let (mut matched, mut required, mut unknown) = (0u32, 0u32, 0u32);
@@ -67,19 +75,27 @@ impl Evidence {
             .map(|(_, h)| h.0)
             .sum();
         let mean = others / (SEPARATION_DEPTH - 1) as f32;
+        let next = hits.get(at + 1).map_or(0.0, |h| h.0);
         Evidence {
             matched,
             required,
             unknown,
             coverage: if total > 0.0 { mass / total } else { 0.0 },
-            separation: if mean > 0.0 {
-                score / mean
-            } else if score > 0.0 {
-                f32::INFINITY
-            } else {
-                0.0
-            },
+            separation: lead(score, mean),
+            mass,
+            gap: lead(score, next),
         }
+    }
+}
+
+/// `score` over `other`: infinite when nothing else scored, 0 when `score` is 0.
+fn lead(score: f32, other: f32) -> f32 {
+    if other > 0.0 {
+        score / other
+    } else if score > 0.0 {
+        f32::INFINITY
+    } else {
+        0.0
     }
 }
 
@@ -196,6 +212,19 @@ mod tests {
         assert_eq!((e.matched, e.required, e.unknown), (2, 4, 2));
         assert!(e.coverage > 0.0 && e.coverage < 0.6, "{e:?}");
         assert!(e.separation > 3.0, "{e:?}");
+        assert!(
+            e.gap > 2.0 && e.gap == hits[0].score / hits[1].score,
+            "{e:?}"
+        );
+        let idf: f32 = query
+            .terms()
+            .iter()
+            .enumerate()
+            .filter(|(i, t)| t.required && hits[0].matched & (1 << i) != 0)
+            .map(|(_, t)| stats.idf(&t.text))
+            .sum();
+        assert!(idf > 0.0);
+        assert!((e.mass - idf).abs() < 1e-4, "{e:?} {idf}");
         let other = Evidence::of(&query, &stats, &pairs, 1);
         assert_eq!(other.matched, 1);
         assert!(other.separation < 1.0, "{other:?}");

@@ -5,7 +5,7 @@
 use std::cell::Cell;
 
 use crate::error::FormatError;
-use crate::layout::{EntryRecord, TermRecord};
+use crate::layout::{EntryRecord, HiddenRecord, TermRecord};
 use crate::postings::Postings;
 use crate::query::{B, K1};
 pub use crate::query::{MAX_QUERY_TERMS, Query, QueryTerm, Stats};
@@ -40,6 +40,8 @@ pub struct SearchOptions {
     pub recency_half_life_days: f32,
     /// Snippet length in characters (0: no snippet).
     pub snippet_chars: usize,
+    /// Also entries out of default results: retired or superseded (`helix search --all`).
+    pub include_hidden: bool,
 }
 
 impl Default for SearchOptions {
@@ -53,6 +55,7 @@ impl Default for SearchOptions {
             recency_weight: 0.1,
             recency_half_life_days: 365.0,
             snippet_chars: 160,
+            include_hidden: false,
         }
     }
 }
@@ -139,6 +142,11 @@ fn search_windowed<'a, B: AsRef<[u8]>>(
         avgdl: stats.avgdl(),
         and_required: (opts.mode == Mode::AndThenOr && required_mask != 0).then_some(required_mask),
         topic: topic_filter,
+        hidden: if opts.include_hidden {
+            &[]
+        } else {
+            index.hidden_rows()
+        },
         window,
         prune,
     };
@@ -208,6 +216,8 @@ struct Scorer<'a, B> {
     /// AND mode: the bits of the required terms, which a full match has all of.
     and_required: Option<u32>,
     topic: Option<u32>,
+    /// Documents left out (retired or superseded), sorted; empty in most artifacts.
+    hidden: &'a [HiddenRecord],
     window: u32,
     /// MaxScore term pruning (off only to test that it changes nothing).
     prune: bool,
@@ -289,6 +299,14 @@ impl<B: AsRef<[u8]>> Scorer<'_, B> {
                 let full = self.and_required.is_some_and(|r| mask & r == r);
                 if score < floor && self.and_required.is_none() {
                     complete = false;
+                    continue;
+                }
+                if !self.hidden.is_empty()
+                    && self
+                        .hidden
+                        .binary_search_by_key(&doc, |r| r.doc.get())
+                        .is_ok()
+                {
                     continue;
                 }
                 if let Some(t) = self.topic {

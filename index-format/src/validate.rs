@@ -1,7 +1,7 @@
 //! Write-path checks for new entries, shared by the server and `helix store` so both refuse
 //! the same input: field limits, safe topic and source paths, and the secret scan.
 
-use crate::entry::is_reserved_name;
+use crate::entry::{Entry, is_reserved_name};
 use crate::secrets::{SecretFinding, describe, find_secret, find_secrets};
 pub use crate::wire::NewEntry;
 
@@ -169,6 +169,38 @@ pub fn validate_new_entry(new: &NewEntry) -> Result<(), ValidationError> {
     Ok(())
 }
 
+/// Checks an edited entry file (its whole Markdown, front matter included) for the entry
+/// `id` and returns it parsed: it must parse as the server would read it (`status` and
+/// `supersedes` included), keep a one-line title and a body within the limits, and hold no
+/// secret anywhere in the file. The topic and sources are not checked as for a new entry:
+/// the path stays the entry's own, and sources are normalised by the parser.
+pub fn validate_edit(id: &str, text: &str) -> Result<Entry, ValidationError> {
+    let entry = crate::parse_entry(id, text.as_bytes(), None)
+        .map_err(|d| invalid("content", format!("line {}: {}", d.line, d.reason)))?;
+    if let Some(found) = find_secrets_in_entry_file(text).first() {
+        return Err(ValidationError::Secret {
+            field: found.field.to_string(),
+            line: found.finding.line,
+            provider: found.finding.provider,
+            kind: found.finding.kind,
+        });
+    }
+    let title_chars = entry.title.chars().count();
+    if title_chars > MAX_TITLE_CHARS || entry.title.chars().any(char::is_control) {
+        return Err(invalid(
+            "title",
+            format!("title must be one line of at most {MAX_TITLE_CHARS} characters"),
+        ));
+    }
+    if entry.body.len() > MAX_BODY_BYTES || entry.body.contains('\0') {
+        return Err(invalid(
+            "body",
+            format!("body must be at most {MAX_BODY_BYTES} bytes, without NUL characters"),
+        ));
+    }
+    Ok(entry)
+}
+
 /// A credential in an entry file as committed, for `helix check`: where it is (`"front
 /// matter"` or `"body"`) and what it looks like. Unlike [`validate_new_entry`] this scans the
 /// whole file, parseable or not: a secret in a broken file is still in git.
@@ -263,6 +295,7 @@ mod tests {
                 .into(),
             tags: vec!["cargo".into(), "ci".into()],
             sources: vec!["Cargo.lock".into(), "./ci/release.sh".into()],
+            force: false,
         }
     }
 

@@ -130,6 +130,23 @@ impl<B: AsRef<[u8]>> Index<B> {
                 }
             }
         }
+        for doc in 0..n {
+            self.blob(doc)?;
+        }
+        let hidden = self.hidden_rows();
+        for (row, h) in hidden.iter().enumerate() {
+            let (doc, by) = (h.doc.get(), h.by.get());
+            let bad = |reason: String| FormatError::Section {
+                kind: "HIDDEN",
+                reason,
+            };
+            if doc >= n || (by != RETIRED && (by >= n || by == doc)) {
+                return Err(bad(format!("entry out of range at row {row}")));
+            }
+            if row > 0 && hidden[row - 1].doc.get() >= doc {
+                return Err(bad(format!("not sorted at row {row}")));
+            }
+        }
         Ok(())
     }
 }

@@ -14,6 +14,32 @@ pub struct NewEntry {
     pub tags: Vec<String>,
     #[serde(default)]
     pub sources: Vec<String>,
+    /// Store it even when the project holds a near-duplicate (else `409 duplicate_entry`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub force: bool,
+}
+
+/// An edit of an existing entry (the body of `PUT /v1/projects/{p}/entries/{id}`): the
+/// whole Markdown file as it should be, and the version it was written from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EntryEdit {
+    /// The git blob id (hex) of the entry's file the edit starts from.
+    pub base: String,
+    /// The entry file's new text: front matter and body.
+    pub content: String,
+}
+
+/// What a `409 edit_conflict` carries besides its message: both versions, so nothing is
+/// overwritten unseen and the writer can merge.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EditConflict {
+    pub id: String,
+    /// The blob id the edit started from.
+    pub base: String,
+    /// The blob id of the entry's file now.
+    pub current: String,
+    /// The entry file's text now.
+    pub current_content: String,
 }
 
 /// The answer to a stored entry: only this, from the configured server, proves it is in git.
@@ -31,6 +57,9 @@ pub struct WriteAck {
     /// on the project's branch yet (`id` and `path` are where it will land if approved now).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proposal: Option<ProposalAck>,
+    /// For an edit: the blob id of the file as written (the base of the next edit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blob: Option<String>,
 }
 
 /// The proposal a write became in a project in review mode.
@@ -146,6 +175,9 @@ pub struct ErrorBody {
 pub struct ErrorDetail {
     pub code: String,
     pub message: String,
+    /// Only on `409 edit_conflict`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conflict: Option<EditConflict>,
 }
 
 /// Longest `Idempotency-Key`.
@@ -202,6 +234,7 @@ mod tests {
             commit: "0123abcd".into(),
             generation: 3,
             proposal: None,
+            blob: None,
         };
         assert!(ok.is_plausible());
         for bad in [

@@ -68,14 +68,39 @@ fn corpus() -> Vec<Entry> {
         "Without the lock file in the cache key, CI restores stale dependencies. See src/cache/key.rs.\n",
     );
     ci.sources = vec!["ci/cache.yml".into(), "src/cache/key.rs".into()];
-    vec![
+    // Format 2: blob ids, a superseded and a retired entry.
+    rebase.extra.insert(
+        "supersedes".into(),
+        serde_json::json!(["git/rebase-old.md"]),
+    );
+    let mut old = entry(
+        "git/rebase-old.md",
+        "Rebase with a temporary branch and cherry-pick",
+        "Create a temporary branch, cherry-pick the commits of feature-b onto main, reset.\n",
+    );
+    old.date = Some(NOW - 2000 * DAY);
+    let mut wrong = entry(
+        "misc/wrong-flag.md",
+        "Pass --no-verify-cherry to skip hooks",
+        "This flag never existed; cherry hooks are skipped with --no-verify.\n",
+    );
+    wrong
+        .extra
+        .insert("status".into(), serde_json::json!("retired"));
+    let mut all = vec![
         cache,
         rebase,
         rebase2,
         linker,
         ci,
+        old,
+        wrong,
         entry("misc/日本語.md", "日本語のメモ", "東京 の ビルド 手順\n"),
-    ]
+    ];
+    for (i, e) in all.iter_mut().enumerate() {
+        e.blob = format!("{:040x}", 0xb10b_0000 + i);
+    }
+    all
 }
 
 fn info() -> BuildInfo {
@@ -113,7 +138,7 @@ fn round_trip_keeps_every_field() {
             meta.build_time,
             meta.entry_count
         ),
-        ("backend", "3f2a9c1e", 7, NOW, 6)
+        ("backend", "3f2a9c1e", 7, NOW, 8)
     );
     assert_eq!(
         (meta.format_version, meta.tokenizer_version),
@@ -299,6 +324,75 @@ fn source_lookups_and_related_topics() {
     assert!(index.related_topics("README.md").unwrap().is_empty());
     let topics: Vec<_> = index
         .topics()
+        .unwrap()
+        .into_iter()
+        .map(|t| (t.topic, t.count))
+        .collect();
+    assert_eq!(
+        topics,
+        [("architecture", 1), ("build", 2), ("git", 3), ("misc", 2)]
+    );
+}
+
+/// Format 2: each entry's blob id, and retired or superseded entries out of default
+/// results but still readable, listed with `include_hidden`.
+#[test]
+fn blobs_and_hidden_entries() {
+    let index = Index::open(artifact()).unwrap();
+    let blob_of = |id: &str| {
+        let e = index.entry_by_id(id).unwrap().unwrap();
+        index.blob(e.doc).unwrap().map(str::to_string)
+    };
+    let corpus = corpus();
+    assert_eq!(
+        blob_of("git/rebase-old.md").as_deref(),
+        Some(corpus[5].blob.as_str())
+    );
+    assert_eq!(
+        blob_of("misc/日本語.md").as_deref(),
+        Some(corpus[7].blob.as_str())
+    );
+    let old = index.entry_by_id("git/rebase-old.md").unwrap().unwrap();
+    let by = index.entry_by_id("git/rebase-onto.md").unwrap().unwrap();
+    assert_eq!(
+        index.hidden(old.doc),
+        Some(helix_index_format::Hidden::SupersededBy(by.doc as usize))
+    );
+    let wrong = index.entry_by_id("misc/wrong-flag.md").unwrap().unwrap();
+    assert_eq!(
+        index.hidden(wrong.doc),
+        Some(helix_index_format::Hidden::Retired)
+    );
+    assert_eq!(index.hidden(by.doc), None);
+    for q in ["cherry-pick temporary branch", "no-verify-cherry flag"] {
+        let found = ids(&index, q, &SearchOptions::default());
+        assert!(
+            !found.contains(&"git/rebase-old.md".to_string())
+                && !found.contains(&"misc/wrong-flag.md".to_string()),
+            "{q}: {found:?}"
+        );
+    }
+    let all = SearchOptions {
+        include_hidden: true,
+        ..SearchOptions::default()
+    };
+    assert_eq!(
+        ids(&index, "cherry-pick temporary branch", &all)[0],
+        "git/rebase-old.md"
+    );
+    assert_eq!(
+        ids(&index, "no-verify-cherry flag", &all)[0],
+        "misc/wrong-flag.md"
+    );
+    // An artifact without the optional sections (format 1) hides nothing and has no blobs.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let v1 = std::fs::read(dir.join("reference-v1-t2.hix")).unwrap();
+    let v1 = Index::open(&v1[..]).unwrap();
+    assert!(v1.hidden_rows().is_empty() && v1.blob(0).unwrap().is_none());
+    // Counts for people and hooks leave the hidden entries out.
+    assert_eq!((index.len(), index.visible_len()), (8, 6));
+    let topics: Vec<_> = index
+        .visible_topics()
         .unwrap()
         .into_iter()
         .map(|t| (t.topic, t.count))
@@ -583,8 +677,11 @@ fn fuzz_regressions_do_not_panic() {
 /// answering queries (tokenized the way its own tokenizer did); today's builder must still
 /// produce the current pair's file byte for byte. `HELIX_BLESS=1` writes the current one
 /// (never an older one) from [`artifact`].
-const REFERENCES: [(&str, u32, u32); 2] =
-    [("reference-v1.hix", 1, 1), ("reference-v1-t2.hix", 1, 2)];
+const REFERENCES: [(&str, u32, u32); 3] = [
+    ("reference-v1.hix", 1, 1),
+    ("reference-v1-t2.hix", 1, 2),
+    ("reference-v2-t2.hix", 2, 2),
+];
 
 #[test]
 fn reference_artifacts_still_open() {

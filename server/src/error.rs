@@ -5,6 +5,7 @@ use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use helix_index_format::ValidationError;
+use helix_index_format::wire::EditConflict;
 
 use crate::project::{JobError, PinError, ProposalError, WriteError};
 
@@ -14,6 +15,8 @@ pub struct AppError {
     pub status: StatusCode,
     pub code: &'static str,
     pub message: String,
+    /// Both versions, on `409 edit_conflict`.
+    pub conflict: Option<Box<EditConflict>>,
 }
 
 impl AppError {
@@ -22,6 +25,7 @@ impl AppError {
             status,
             code,
             message: message.into(),
+            conflict: None,
         }
     }
     pub fn bad_request(m: impl Into<String>) -> AppError {
@@ -69,13 +73,23 @@ impl From<WriteError> for AppError {
                 (StatusCode::UNPROCESSABLE_ENTITY, "idempotency_key_reused")
             }
             WriteError::KeptMoving { .. } => (StatusCode::CONFLICT, "conflict"),
+            WriteError::EditConflict(_) => (StatusCode::CONFLICT, "edit_conflict"),
+            WriteError::NoSuchEntry { .. } => (StatusCode::NOT_FOUND, "no_such_entry"),
+            WriteError::Superseded { .. } => (StatusCode::CONFLICT, "superseded"),
+            WriteError::Retired { .. } => (StatusCode::CONFLICT, "retired"),
+            WriteError::Supersedes { .. } => (StatusCode::UNPROCESSABLE_ENTITY, "invalid_entry"),
+            WriteError::Duplicate { .. } => (StatusCode::CONFLICT, "duplicate_entry"),
             WriteError::Fetch(_)
             | WriteError::Refetch(_)
             | WriteError::PushRejected { .. }
             | WriteError::Push(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
             WriteError::Repository(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         };
-        AppError::new(status, code, e.to_string())
+        let mut err = AppError::new(status, code, e.to_string());
+        if let WriteError::EditConflict(c) = e {
+            err.conflict = Some(c);
+        }
+        err
     }
 }
 
@@ -134,6 +148,7 @@ impl IntoResponse for AppError {
             error: helix_index_format::wire::ErrorDetail {
                 code: self.code.to_string(),
                 message: self.message,
+                conflict: self.conflict.map(|c| *c),
             },
         };
         (self.status, Json(body)).into_response()
@@ -231,6 +246,38 @@ mod tests {
             ),
             (WriteError::Push(git()), 503, "unavailable"),
             (WriteError::Repository(git()), 500, "internal"),
+            (
+                WriteError::EditConflict(Box::new(EditConflict {
+                    id: s("ops/a.md"),
+                    base: s("aaaa"),
+                    current: s("bbbb"),
+                    current_content: s("now"),
+                })),
+                409,
+                "edit_conflict",
+            ),
+            (
+                WriteError::NoSuchEntry { id: s("ops/a.md") },
+                404,
+                "no_such_entry",
+            ),
+            (
+                WriteError::Superseded {
+                    id: s("ops/a.md"),
+                    by: s("ops/b.md"),
+                },
+                409,
+                "superseded",
+            ),
+            (WriteError::Retired { id: s("ops/a.md") }, 409, "retired"),
+            (
+                WriteError::Supersedes {
+                    id: s("ops/a.md"),
+                    reason: s("cycle"),
+                },
+                422,
+                "invalid_entry",
+            ),
         ];
         for (e, status, code) in cases {
             let message = e.to_string();

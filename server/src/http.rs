@@ -15,9 +15,9 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{get, post, put};
 use helix_index_format::NewEntry;
-use helix_index_format::wire::{ForgeOutcome, ProposalInfo};
+use helix_index_format::wire::{EntryEdit, ForgeOutcome, ProposalInfo};
 use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::oneshot;
@@ -26,7 +26,8 @@ use crate::auth::{self, AuthFailure, Principal};
 use crate::config::Scope;
 use crate::error::AppError;
 use crate::project::{
-    Job, JobError, Project, ProposalError, ProposalJob, ProposalOp, WriteError, WriteJob,
+    EditTarget, Job, JobError, Project, ProposalError, ProposalJob, ProposalOp, WriteError,
+    WriteJob,
 };
 use crate::state::AppState;
 use crate::store::Served;
@@ -63,6 +64,7 @@ pub fn app(state: AppState) -> Router {
             "/v1/projects/{project}/proposals/{id}/reject",
             post(reject_proposal),
         )
+        .route("/v1/projects/{project}/entries/{*id}", put(put_entry))
         // GitHub push payloads can be far larger than an entry.
         .route(
             "/v1/projects/{project}/refresh",
@@ -451,19 +453,25 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, AppError> {
     Ok(Some(s.to_string()))
 }
 
-async fn post_entry(
-    State(state): State<AppState>,
-    Path(project): Path<String>,
-    caller: Caller,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Result<Response, AppError> {
-    let (who, p) = authorize(&state, &caller, &project, Scope::Write)?;
-    let reject = |e: AppError| {
-        state.metrics.write(&project, "rejected", 1);
+/// Counts a refused write (`helix_writes_total{outcome="rejected"}`) and passes it on.
+fn rejecter<'a>(
+    state: &'a AppState,
+    project: &'a str,
+) -> impl Fn(AppError) -> AppError + Copy + 'a {
+    move |e| {
+        state.metrics.write(project, "rejected", 1);
         e
-    };
-    let body = body.map_err(|e| reject(body_error(e, state.config.max_body_bytes)))?;
+    }
+}
+
+/// What every write request starts with: the body within the limit, JSON, and a valid
+/// `Idempotency-Key` when there is one.
+fn write_request(
+    state: &AppState,
+    headers: &HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<(Bytes, Option<String>), AppError> {
+    let body = body.map_err(|e| body_error(e, state.config.max_body_bytes))?;
     let ct = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -473,21 +481,29 @@ async fn post_entry(
         .to_ascii_lowercase()
         .starts_with("application/json")
     {
-        return Err(reject(AppError::bad_request(format!(
+        return Err(AppError::bad_request(format!(
             "Content-Type must be application/json (got {ct:?})"
-        ))));
+        )));
     }
-    let key = idempotency_key(&headers).map_err(reject)?;
-    let entry: NewEntry = serde_json::from_slice(&body).map_err(|e| {
-        reject(match e.classify() {
-            serde_json::error::Category::Data => {
-                AppError::invalid_entry(format!("invalid entry: {e}"))
-            }
-            _ => AppError::bad_request(format!("malformed JSON body: {e}")),
-        })
-    })?;
-    helix_index_format::validate_new_entry(&entry)
-        .map_err(|e| reject(WriteError::from(e).into()))?;
+    Ok((body, idempotency_key(headers)?))
+}
+
+/// A JSON body read as `T`: a wrong shape is `422 invalid_entry`, broken JSON `400`.
+fn parse_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, AppError> {
+    serde_json::from_slice(body).map_err(|e| match e.classify() {
+        serde_json::error::Category::Data => AppError::invalid_entry(format!("invalid entry: {e}")),
+        _ => AppError::bad_request(format!("malformed JSON body: {e}")),
+    })
+}
+
+/// Hands a validated write to the project's worker and waits for git's answer.
+async fn submit(
+    p: &Project,
+    key: Option<String>,
+    who: &Principal,
+    entry: NewEntry,
+    edit: Option<Box<EditTarget>>,
+) -> Result<crate::project::WriteReply, AppError> {
     // The author becomes part of a Markdown file and a commit header: keep it one line.
     let author: String = who.author().chars().filter(|c| !c.is_control()).collect();
     let (tx, rx) = oneshot::channel();
@@ -495,41 +511,70 @@ async fn post_entry(
         key,
         author: author.clone(),
         entry: entry.clone(),
+        edit,
         reply: tx,
     }))?;
     let mut reply = rx.await.map_err(|_| JobError::Unanswered)??;
+    open_pull_request(p, &entry, &author, &mut reply).await;
+    Ok(reply)
+}
+
+/// A new proposal gets its pull/merge request now, off the worker; a forge that fails
+/// leaves the branch, and the answer and the proposal record say why.
+async fn open_pull_request(
+    p: &Project,
+    entry: &NewEntry,
+    author: &str,
+    reply: &mut crate::project::WriteReply,
+) {
+    let (true, Some(proposal), Some(forge)) = (
+        reply.created,
+        reply.ack.proposal.as_mut(),
+        p.cfg.forge.as_ref(),
+    ) else {
+        return;
+    };
+    let project = &p.cfg.name;
+    let req = crate::forge::Request::for_proposal(entry, author, proposal, &p.cfg.branch);
+    let outcome = match crate::forge::open(forge, &req).await {
+        Ok(url) => {
+            tracing::info!(project = %project, proposal = %proposal.id, %url, "pull request opened");
+            ForgeOutcome {
+                url: Some(url),
+                error: None,
+            }
+        }
+        Err(e) => {
+            tracing::warn!(project = %project, proposal = %proposal.id, error = %e, "pull request not opened; the proposal branch stays");
+            ForgeOutcome {
+                url: None,
+                error: Some(e.to_string()),
+            }
+        }
+    };
+    p.set_forge_outcome(&proposal.id, outcome.clone());
+    proposal.forge = Some(outcome);
+}
+
+async fn post_entry(
+    State(state): State<AppState>,
+    Path(project): Path<String>,
+    caller: Caller,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, AppError> {
+    let (who, p) = authorize(&state, &caller, &project, Scope::Write)?;
+    let reject = rejecter(&state, &project);
+    let (body, key) = write_request(&state, &headers, body).map_err(reject)?;
+    let entry: NewEntry = parse_json(&body).map_err(reject)?;
+    helix_index_format::validate_new_entry(&entry)
+        .map_err(|e| reject(WriteError::from(e).into()))?;
+    let reply = submit(&p, key, &who, entry, None).await?;
     let status = if reply.created {
         StatusCode::CREATED
     } else {
         StatusCode::OK
     };
-    // A new proposal gets its pull/merge request now, off the worker; a forge that fails
-    // leaves the branch, and the answer and the proposal record say why.
-    if let (true, Some(proposal), Some(forge)) = (
-        reply.created,
-        reply.ack.proposal.as_mut(),
-        p.cfg.forge.as_ref(),
-    ) {
-        let req = crate::forge::Request::for_proposal(&entry, &author, proposal, &p.cfg.branch);
-        let outcome = match crate::forge::open(forge, &req).await {
-            Ok(url) => {
-                tracing::info!(project = %project, proposal = %proposal.id, %url, "pull request opened");
-                ForgeOutcome {
-                    url: Some(url),
-                    error: None,
-                }
-            }
-            Err(e) => {
-                tracing::warn!(project = %project, proposal = %proposal.id, error = %e, "pull request not opened; the proposal branch stays");
-                ForgeOutcome {
-                    url: None,
-                    error: Some(e.to_string()),
-                }
-            }
-        };
-        p.set_forge_outcome(&proposal.id, outcome.clone());
-        proposal.forge = Some(outcome);
-    }
     Ok((status, Json(reply.ack)).into_response())
 }
 
@@ -639,6 +684,60 @@ async fn reject_proposal(
     let by = who.author().chars().filter(|c| !c.is_control()).collect();
     let mut one = proposal_job(&p, ProposalOp::Reject { id, by, reason }).await?;
     Ok(Json(one.pop()).into_response())
+}
+
+/// `PUT /v1/projects/{p}/entries/{id}`: replaces an entry's file with `content` if it is
+/// still at blob `base` (else `409 edit_conflict` with both versions).
+async fn put_entry(
+    State(state): State<AppState>,
+    Path((project, id)): Path<(String, String)>,
+    caller: Caller,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, AppError> {
+    let (who, p) = authorize(&state, &caller, &project, Scope::Write)?;
+    let reject = rejecter(&state, &project);
+    let (body, key) = write_request(&state, &headers, body).map_err(reject)?;
+    let prefix = p.cfg.subdir_prefix();
+    let is_entry = matches!(
+        helix_index_format::Root::of_subdir(prefix.as_deref()).classify(&id),
+        helix_index_format::FileKind::Entry { .. }
+    );
+    if !is_entry || id.split('/').any(|c| c.is_empty() || c == "." || c == "..") {
+        return Err(reject(AppError::new(
+            StatusCode::NOT_FOUND,
+            "no_such_entry",
+            format!("{id:?} is not an entry id of project {project}"),
+        )));
+    }
+    let edit: EntryEdit = parse_json(&body).map_err(reject)?;
+    let base = edit.base.trim();
+    if !(4..=64).contains(&base.len()) || !base.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(reject(AppError::bad_request(format!(
+            "base must be the entry's git blob id in hex (got {:?})",
+            edit.base
+        ))));
+    }
+    let parsed = helix_index_format::validate_edit(&id, &edit.content)
+        .map_err(|e| reject(WriteError::from(e).into()))?;
+    let target = EditTarget {
+        id,
+        base: base.to_ascii_lowercase(),
+        retired: parsed.is_retired(),
+        supersedes: parsed.supersedes().into_iter().map(String::from).collect(),
+        content: edit.content,
+    };
+    let entry = NewEntry {
+        topic: parsed.topic,
+        title: parsed.title,
+        body: parsed.body,
+        tags: parsed.tags,
+        sources: parsed.sources,
+        // Not read for edits: the write path checks only new entries for near-duplicates.
+        force: false,
+    };
+    let reply = submit(&p, key, &who, entry, Some(Box::new(target))).await?;
+    Ok((StatusCode::OK, Json(reply.ack)).into_response())
 }
 
 #[derive(Debug, Deserialize)]

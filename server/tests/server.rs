@@ -7,7 +7,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use helix_index_format::Index;
+use helix_index_format::{Hidden, Index};
 use reqwest::StatusCode;
 use reqwest::blocking::Client;
 use serde_json::{Value, json};
@@ -644,6 +644,9 @@ fn two_hundred_concurrent_posts_land_exactly_once() {
                 "body": format!("Marker m{i}x: something learned the hard way.\n"),
                 "tags": ["load"],
                 "sources": [format!("src/file{i}.rs")],
+                // Alike on purpose (the load, not the content, is tested): past the
+                // near-duplicate check.
+                "force": true,
             });
             let key = format!("key-{project}-{i}");
             let r = c
@@ -1404,7 +1407,7 @@ fn subdir_project_reads_and_writes_only_under_its_folder() {
         "mono",
         fx.tok("mono/bob"),
         None,
-        &json!({"topic": "build", "title": "Linker", "body": "Also try lld."}),
+        &json!({"topic": "build", "title": "Linker", "body": "Also try lld.", "force": true}),
     );
     assert_eq!(st, StatusCode::CREATED, "{v}");
     assert_eq!(v["id"], "build/linker-2.md");
@@ -1414,6 +1417,9 @@ fn subdir_project_reads_and_writes_only_under_its_folder() {
 
 #[path = "server/deploy.rs"]
 mod deploy;
+
+#[path = "server/edits.rs"]
+mod edits;
 
 #[path = "server/faults.rs"]
 mod faults;

@@ -6,6 +6,7 @@
 //! helix-client -p helix-client-net` first; `HELIX_TEST_NO_BUILD=1` uses them as they are.
 
 mod e2e {
+    mod edits;
     pub mod harness;
     mod replicas;
     mod review;

@@ -11,7 +11,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use std::path::PathBuf;
 
-const TOOL_NAMES: [&str; 5] = ["search", "store", "read", "brief", "topics"];
+const TOOL_NAMES: [&str; 6] = ["search", "store", "edit", "read", "brief", "topics"];
 
 const INSTRUCTIONS: &str = "helix holds the team's hard-won knowledge about this code base: \
 build and test gotchas, root causes of past failures, decisions and why they were made, \
@@ -22,7 +22,8 @@ touched before. Use `read` for an entry's full text, `brief` or `topics` for an 
 Store (`store`) what the next person would otherwise rediscover the hard way: the root cause \
 of a non-obvious failure and its fix, a decision and its reason, a fragile spot and how to \
 work with it. One fact per entry, a specific title, no secrets, no transient chatter. \
-Search first so you do not store a duplicate.";
+Search first so you do not store a duplicate; correct an entry that is wrong or outdated with \
+`edit` (change it, `status: \"retired\"` it, or have a new entry `supersedes` it).";
 
 /// The MCP server: stateless apart from the working directory; every call re-opens the
 /// knowledge (cheap: mmap) so it reflects syncs and stores made meanwhile.
@@ -118,6 +119,28 @@ impl HelixMcp {
     }
 
     #[tool(
+        description = "Correct an existing knowledge entry: pass the fields to change (title, body, \
+        tags, sources), `status: \"retired\"` for an entry that is simply wrong now, or `supersedes` \
+        (ids this entry replaces); or the whole new file as `content` (see `read` with `file: true`). \
+        Retired and superseded entries leave search and the hooks (still readable). The edit is \
+        pending, visible at once, and pushed by `helix sync`; it names the version it starts from, so \
+        if someone changed the entry meanwhile it is refused and kept, never overwriting theirs.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn edit(
+        &self,
+        Parameters(args): Parameters<EditArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        let cwd = self.cwd.clone();
+        run_tool(move || edit_tool(&cwd, args), "edit").await
+    }
+
+    #[tool(
         description = "Read one knowledge entry in full: title, topic, tags, sources (code paths it is \
         about), author, date and the whole Markdown body. Pass an id from `search` or `brief`, e.g. \
         \"backend:build/linker-errors.md\" or \"build/linker-errors.md\".",
@@ -191,6 +214,6 @@ mod background;
 mod tools;
 
 use tools::{
-    BriefArgs, ReadArgs, SearchArgs, StoreArgs, ToolError, ToolOutcome, TopicsArgs, brief_tool,
-    read_tool, search_tool, store_tool, topics_tool,
+    BriefArgs, EditArgs, ReadArgs, SearchArgs, StoreArgs, ToolError, ToolOutcome, TopicsArgs,
+    brief_tool, edit_tool, read_tool, search_tool, store_tool, topics_tool,
 };

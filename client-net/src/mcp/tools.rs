@@ -1,4 +1,4 @@
-//! The five tools' bodies: each reads the knowledge (or writes a pending entry) and answers
+//! The six tools' bodies: each reads the knowledge (or writes a pending entry) and answers
 //! with one compact text for the model. No structured content: Claude Code hands the model a
 //! tool's `structuredContent` instead of its text when there is one (docs/mcp.md, measured
 //! with the real client), and the text is the smaller and the one that carries the advice.
@@ -40,6 +40,41 @@ pub struct SearchArgs {
     /// Only entries of this project (see `topics`); default: every followed project.
     #[serde(default)]
     pub project: Option<String>,
+    /// Also retired and superseded entries (marked so), which are left out by default.
+    #[serde(default)]
+    pub all: bool,
+}
+
+/// Arguments of `edit`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditArgs {
+    /// Entry id as returned by `search`: "project:topic/slug.md" or "topic/slug.md".
+    pub id: String,
+    /// The whole new entry file (YAML front matter and Markdown body), as `read` with `file: true` shows it; or give only the fields to change below.
+    #[serde(default)]
+    pub content: Option<String>,
+    /// New one-line title.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// New Markdown body.
+    #[serde(default)]
+    pub body: Option<String>,
+    /// New tags (replace the old ones).
+    #[serde(default)]
+    pub tags: Option<Vec<String>>,
+    /// New repository-relative sources (replace the old ones).
+    #[serde(default)]
+    pub sources: Option<Vec<String>>,
+    /// "retired" for an entry that is simply wrong now (it leaves search and hooks), "active" to bring it back.
+    #[serde(default)]
+    pub status: Option<String>,
+    /// Ids of entries this one replaces (they leave search and hooks); [] removes the list.
+    #[serde(default)]
+    pub supersedes: Option<Vec<String>>,
+    /// The blob id the edit starts from, as `read` with `file: true` shows it; default: the version in the cache. The edit is refused if the entry changed since.
+    #[serde(default)]
+    pub base: Option<String>,
 }
 
 /// Arguments of `store`.
@@ -61,6 +96,11 @@ pub struct StoreArgs {
     /// Project to store into; default: the first project of `.helix.toml`.
     #[serde(default)]
     pub project: Option<String>,
+    /// Store even though an existing entry says nearly the same. Without it, such a store is
+    /// refused and the answer names that entry: read it, and prefer improving it (or a more
+    /// specific title) over a second copy.
+    #[serde(default)]
+    pub force: Option<bool>,
 }
 
 /// Arguments of `read`.
@@ -69,6 +109,9 @@ pub struct StoreArgs {
 pub struct ReadArgs {
     /// Entry id as returned by `search`: "project:topic/slug.md" or a bare "topic/slug.md".
     pub id: String,
+    /// Show the entry file as `edit` takes it (front matter and body) and its version.
+    #[serde(default)]
+    pub file: bool,
 }
 
 /// Arguments of `brief`.
@@ -180,6 +223,7 @@ pub(super) fn search_tool(cwd: &Path, args: SearchArgs) -> ToolOutcome {
         limit,
         topic: topic.clone(),
         now: Some(helix_client::sys::now_secs()),
+        include_hidden: args.all,
         ..SearchOptions::default()
     };
     // Scored with the statistics of everything searched together (one project's alone
@@ -215,7 +259,11 @@ pub(super) fn search_tool(cwd: &Path, args: SearchArgs) -> ToolOutcome {
         if let Some(d) = &date {
             let _ = write!(text, ", {d}");
         }
-        text.push_str("]\n");
+        text.push(']');
+        if let Some(note) = k.hidden_note(h) {
+            let _ = write!(text, " ({note})");
+        }
+        text.push('\n');
         let snippet = one_line(&h.hit.snippet);
         if !snippet.is_empty() {
             let _ = writeln!(text, "   {snippet}");
@@ -247,9 +295,27 @@ pub(super) fn store_tool(cwd: &Path, args: StoreArgs) -> ToolOutcome {
         body: args.body,
         tags: args.tags.unwrap_or_default(),
         sources: args.sources.unwrap_or_default(),
+        force: false,
     };
-    let stored = pending::store(&cfg, args.project.as_deref(), new)
-        .map_err(|e| ToolError(format!("{e:#}")))?;
+    let stored = pending::store(
+        &cfg,
+        args.project.as_deref(),
+        new,
+        args.force.unwrap_or(false),
+    )
+    .map_err(|e| match e.downcast_ref::<pending::Duplicate>() {
+        Some(d) => ToolError(format!(
+            "Not stored: `{}:{}` (\"{}\"{}) already says nearly the same (similarity {:.2}). \
+             Read it; if it is the same knowledge, leave it or improve it instead of storing a copy; \
+             if yours is different, call `store` again with `force: true` (a more specific title helps).",
+            d.project,
+            d.id,
+            d.title,
+            if d.pending { ", pending" } else { "" },
+            d.score
+        )),
+        None => ToolError(format!("{e:#}")),
+    })?;
     let full_id = format!("{}:{}", stored.project, stored.id);
     let syncing = match &cfg.server {
         Some(_) => spawn_background_sync(&cfg.root),
@@ -293,12 +359,73 @@ pub(super) fn read_tool(cwd: &Path, args: ReadArgs) -> ToolOutcome {
     }
     let cfg = require_config(cwd)?;
     let k = open_knowledge(&cfg)?;
-    let Some((project, e)) = k.read(id) else {
+    if args.file {
+        let d = helix_client::edit::draft(&k, &cfg, id).map_err(|e| ToolError(format!("{e:#}")))?;
+        return Ok(format!(
+            "id: {}:{} · base: {}\n\n{}",
+            d.project,
+            d.id,
+            d.base.as_deref().unwrap_or("unknown (local knowledge)"),
+            d.text
+        ));
+    }
+    let Some((src, e)) = k.read_in(id) else {
         return fail(format!(
             "no entry `{id}`; ids look like \"project:topic/slug.md\" or \"topic/slug.md\" — use `search` to find one"
         ));
     };
-    Ok(render_entry_text(project, &e))
+    let mut text = render_entry_text(&src.project, &e);
+    if let Some(note) = helix_client::knowledge::hidden_note(&src.index, e.doc) {
+        text = format!("({note}: left out of search and hooks)\n{text}");
+    }
+    Ok(text)
+}
+
+pub(super) fn edit_tool(cwd: &Path, args: EditArgs) -> ToolOutcome {
+    let cfg = require_config(cwd)?;
+    let k = open_knowledge(&cfg)?;
+    let err = |e: anyhow::Error| ToolError(format!("{e:#}"));
+    let d = helix_client::edit::draft(&k, &cfg, args.id.trim()).map_err(err)?;
+    let changes = helix_client::edit::Changes {
+        title: args.title,
+        body: args.body,
+        tags: args.tags,
+        sources: args.sources,
+        status: args.status,
+        supersedes: args.supersedes,
+    };
+    let text = match (args.content, changes.is_empty()) {
+        (Some(_), false) => {
+            return fail("pass either `content` (the whole file) or fields to change, not both");
+        }
+        (Some(c), true) => c,
+        (None, true) => {
+            return fail(
+                "nothing to change: pass `content` (the whole file, see `read` with `file: true`) or fields such as `body`, `status` or `supersedes`",
+            );
+        }
+        (None, false) => helix_client::edit::apply(&d.id, &d.text, &changes).map_err(err)?,
+    };
+    if text == d.text {
+        return Ok(format!(
+            "`{}:{}` is unchanged; nothing stored.",
+            d.project, d.id
+        ));
+    }
+    let base = args.base.or(d.base);
+    let stored = pending::edit(&cfg, &d.project, &d.id, base.as_deref(), &text).map_err(err)?;
+    let full_id = format!("{}:{}", stored.project, stored.id);
+    Ok(match &cfg.server {
+        Some(server) if spawn_background_sync(&cfg.root) => format!(
+            "Edited `{full_id}` as a pending edit; search and hooks see it now. `helix sync` is pushing it to {server} in the background; if the entry changed there meanwhile, the edit is refused and kept with both versions (helix's pending rejected/ folder)."
+        ),
+        Some(server) => format!(
+            "Edited `{full_id}` as a pending edit; search and hooks see it now. It will be pushed to {server} at the next `helix sync`."
+        ),
+        None => format!(
+            "Edited `{full_id}` in the knowledge directory and recompiled; commit the file to share it."
+        ),
+    })
 }
 
 fn render_entry_text(project: &str, e: &EntryRef<'_>) -> String {
@@ -462,6 +589,7 @@ mod tests {
             tags: None,
             sources: None,
             project: None,
+            force: None,
         };
         let err = check_store_args(&args).unwrap_err();
         assert!(err.0.contains("64 KiB"), "{}", err.0);

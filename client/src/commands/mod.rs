@@ -5,6 +5,7 @@ pub mod brief;
 pub mod build;
 pub mod check;
 pub mod doctor;
+pub mod edit;
 pub mod init;
 pub mod log;
 pub mod read;

@@ -44,15 +44,20 @@ pub fn run(a: Args) -> Result<ExitCode> {
         Some(f) => Knowledge::from_file(f)?,
         None => Knowledge::open(&super::cwd()?)?,
     };
-    let Some((project, e)) = k.read(&a.id) else {
+    let Some((src, e)) = k.read_in(&a.id) else {
         bail!(
             "no entry `{}` in {} source(s); `helix search` lists ids",
             a.id,
             k.sources().len()
         );
     };
+    let project = src.project.as_str();
+    let note = crate::knowledge::hidden_note(&src.index, e.doc);
     if a.json {
-        super::print_json(&entry_json(project, &e));
+        let mut v = entry_json(project, &e);
+        v["blob"] = json!(src.index.blob(e.doc).ok().flatten());
+        v["hidden"] = json!(note);
+        super::print_json(&v);
         return Ok(ExitCode::SUCCESS);
     }
     println!("# {}", e.title);
@@ -62,6 +67,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
     }
     if let Some(au) = e.author {
         meta.push(format!("by {au}"));
+    }
+    if let Some(n) = note {
+        meta.push(format!("{n}: left out of hooks and search"));
     }
     println!("{}", meta.join(" · "));
     if !e.tags.is_empty() {

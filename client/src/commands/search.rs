@@ -4,7 +4,6 @@
 //! whether the hooks' relevance gate would let the hit through.
 
 use crate::hook::gate;
-use crate::hook::keywords::is_question;
 use crate::knowledge::{Found, Knowledge, ProjectHit};
 use anyhow::{Result, bail};
 use helix_index_format::relevance::{self, SEPARATION_DEPTH, TermScore};
@@ -32,6 +31,9 @@ pub struct Args {
     /// hooks' relevance gate would pass it (ranking as the hooks do: any query word).
     #[arg(long)]
     pub explain: bool,
+    /// Also retired and superseded entries (marked so), which hooks and searches leave out.
+    #[arg(long)]
+    pub all: bool,
     /// Print `{"hits": [...]}` JSON.
     #[arg(long)]
     pub json: bool,
@@ -87,11 +89,12 @@ pub fn run(a: Args) -> Result<ExitCode> {
         topic,
         mode: if a.explain { Mode::Or } else { Mode::AndThenOr },
         now: Some(crate::sys::now_secs()),
+        include_hidden: a.all,
         ..SearchOptions::default()
     };
     let found = k.find(&query, &opts, project.as_deref());
     let hits = &found.hits[..found.hits.len().min(a.limit)];
-    let question = is_question(&query);
+    let form = gate::Form::of_prompt(&query);
     if a.json {
         let hits: Vec<Value> = hits
             .iter()
@@ -107,7 +110,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
                     "snippet": h.hit.snippet,
                 });
                 if a.explain {
-                    v["explain"] = explain_json(&found, h, at, question);
+                    v["explain"] = explain_json(&found, h, at, form);
+                }
+                if let Some(note) = k.hidden_note(h) {
+                    v["hidden"] = json!(note);
                 }
                 v
             })
@@ -135,8 +141,12 @@ pub fn run(a: Args) -> Result<ExitCode> {
             .date
             .map(|d| format!(", {}", helix_index_format::format_day(d)))
             .unwrap_or_default();
+        let note = k
+            .hidden_note(h)
+            .map(|n| format!(" [{n}]"))
+            .unwrap_or_default();
         println!(
-            "{:>2}. {}{}  {}  ({}{}, score {:.2})",
+            "{:>2}. {}{}  {}  ({}{}, score {:.2}){note}",
             i + 1,
             label,
             e.id,
@@ -150,7 +160,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             println!("    {}", snippet.replace('\n', " "));
         }
         if a.explain {
-            print_explain(&found, h, i, question);
+            print_explain(&found, h, i, form);
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -160,7 +170,7 @@ fn terms_of(found: &Found<'_>, h: &ProjectHit<'_>) -> Vec<TermScore> {
     relevance::explain(&h.hit.entry, found.query_of(h), &found.stats)
 }
 
-fn print_explain(found: &Found<'_>, h: &ProjectHit<'_>, at: usize, question: bool) {
+fn print_explain(found: &Found<'_>, h: &ProjectHit<'_>, at: usize, form: gate::Form) {
     let terms = terms_of(found, h);
     let bm25: f32 = terms.iter().map(|t| t.score).sum();
     let parts: Vec<String> = terms
@@ -181,25 +191,27 @@ fn print_explain(found: &Found<'_>, h: &ProjectHit<'_>, at: usize, question: boo
         .collect();
     println!("    matched: {}", parts.join("; "));
     let recency = if bm25 > 0.0 { h.hit.score / bm25 } else { 1.0 };
-    if let Some(v) = gate::judge(found, at, question) {
+    if let Some(v) = gate::judge(found, at, form) {
         let e = v.evidence;
         println!(
-            "    bm25 {bm25:.2} × recency {recency:.3}; gate {} ({:.2} points, needs {:.2}; signal {}): separation {:.2}×, {}/{} words matched, coverage {:.2}, {} unknown{}",
+            "    bm25 {bm25:.2} × recency {recency:.3}; gate {} ({:.2} points, needs {:.2}; signal {}): separation {:.2}×, gap {:.2}×, {}/{} words matched, coverage {:.2}, matched idf {:.1}, {} unknown; {}",
             if v.pass { "pass" } else { "fail" },
             v.points,
             gate::MIN_POINTS,
             v.signal.name(),
             e.separation,
+            e.gap,
             e.matched,
             e.required,
             e.coverage,
+            e.mass,
             e.unknown,
-            if question { ", a question" } else { "" }
+            form.name()
         );
     }
 }
 
-fn explain_json(found: &Found<'_>, h: &ProjectHit<'_>, at: usize, question: bool) -> Value {
+fn explain_json(found: &Found<'_>, h: &ProjectHit<'_>, at: usize, form: gate::Form) -> Value {
     let terms = terms_of(found, h);
     let bm25: f32 = terms.iter().map(|t| t.score).sum();
     let terms: Vec<Value> = terms
@@ -213,7 +225,7 @@ fn explain_json(found: &Found<'_>, h: &ProjectHit<'_>, at: usize, question: bool
             })
         })
         .collect();
-    let gate = gate::judge(found, at, question).map(|v| {
+    let gate = gate::judge(found, at, form).map(|v| {
         json!({
             "pass": v.pass,
             "points": v.points,
@@ -224,7 +236,10 @@ fn explain_json(found: &Found<'_>, h: &ProjectHit<'_>, at: usize, question: bool
             "required": v.evidence.required,
             "coverage": v.evidence.coverage,
             "unknown": v.evidence.unknown,
-            "question": question,
+            "gap": if v.evidence.gap.is_finite() { json!(v.evidence.gap) } else { json!(null) },
+            "mass": v.evidence.mass,
+            "question": form == gate::Form::Question,
+            "work": form == gate::Form::Work,
         })
     });
     json!({ "bm25": bm25, "terms": terms, "gate": gate })

@@ -28,6 +28,9 @@ pub struct Args {
     /// Project to store into (default: the first followed project).
     #[arg(long)]
     pub project: Option<String>,
+    /// Store even when the project holds a near-duplicate (edit that one instead when you can).
+    #[arg(long)]
+    pub force: bool,
     #[arg(long)]
     pub json: bool,
 }
@@ -62,7 +65,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
             body,
             tags: a.tags,
             sources: a.sources,
+            force: a.force,
         },
+        a.force,
     )?;
     if a.json {
         super::print_json(

@@ -2,21 +2,25 @@
 //! tool is about to touch. Entries that list the file among their sources; entries that
 //! name it by its whole, rare name; for an edit, entries that name a symbol it removes; the
 //! topics that share sources with it. The searches pass a literal-mention gate
-//! (`gate::names_rare_term`), and no entry is shown twice for the same file in a session.
+//! (`gate::names_file`, `gate::names_rare_term`), and no entry is shown twice for the same
+//! file in a session.
 
 use super::ctx::Ctx;
 use super::events::{READ_HINT, Shape, entry_ref_line, hit_line, search, topic_list};
 use super::gate::{self, Signal};
 use super::inject::Injection;
-use super::keywords::{file_name_term, pattern_words, removed_symbols};
+use super::keywords::{file_name_term, name_words, pattern_words, removed_symbols};
 use super::output::{self, MAX_CONTEXT_CHARS, Text};
 use super::state;
 use crate::knowledge::Found;
 use helix_index_format::EntryRef;
 use std::path::{Component, Path, PathBuf};
 
-/// Hits looked at per search (the gate then keeps the literal mentions).
-const SEARCH_DEPTH: usize = 5;
+/// Hits looked at per search (the gate then keeps the literal mentions): every entry a
+/// name the gate accepts can be in.
+const SEARCH_DEPTH: usize = gate::MAX_NAMED_DF as usize;
+/// Most entries one searching layer shows.
+const LAYER_MAX: usize = 3;
 
 /// Removes `.` and `..` components without touching the filesystem.
 fn normalize(p: &Path) -> PathBuf {
@@ -132,22 +136,40 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
         .chain(names.iter().take(2).map(|n| (Layer::Named, n.as_str())));
     for (layer, query) in layers {
         let found = search(k, query, Shape::Whole, SEARCH_DEPTH);
-        for (at, h) in found.hits.iter().enumerate() {
-            let literal = match layer {
-                // The symbol as written, not only its lowercase token.
-                Layer::Impact => {
-                    h.hit.entry.body.contains(query) || h.hit.entry.title.contains(query)
-                }
-                Layer::Named => true,
-            };
-            let signal = match layer {
-                Layer::Impact => Signal::Symbol,
-                Layer::Named => Signal::FileName,
-            };
-            if literal
-                && taken.iter().filter(|t| t.0 == layer).count() < 3
-                && gate::names_rare_term(&found, h).is_some()
-                && injection.take(h.project, h.hit.entry.id, h.hit.score, signal, 0.0)
+        // What the file is, for titles: the file's name words; a symbol or pattern has none.
+        let words = match layer {
+            Layer::Named => name_words(query),
+            Layer::Impact => Vec::new(),
+        };
+        // Entries whose title says what the file is come first, then by score.
+        let mut order: Vec<(usize, gate::Verdict)> = found
+            .hits
+            .iter()
+            .enumerate()
+            .filter_map(|(at, h)| {
+                let literal = match layer {
+                    // The symbol as written, not only its lowercase token.
+                    Layer::Impact => {
+                        h.hit.entry.body.contains(query) || h.hit.entry.title.contains(query)
+                    }
+                    Layer::Named => true,
+                };
+                let verdict = match layer {
+                    Layer::Impact => gate::names_rare_term(&found, h).map(|mut v| {
+                        v.signal = Signal::Symbol;
+                        v
+                    }),
+                    Layer::Named => gate::names_file(&found, h, &words),
+                };
+                literal.then_some(())?;
+                verdict.map(|v| (at, v))
+            })
+            .collect();
+        order.sort_by_key(|(at, v)| (v.signal != Signal::FileTitle, *at));
+        for (at, v) in order {
+            let h = &found.hits[at];
+            if taken.iter().filter(|t| t.0 == layer).count() < LAYER_MAX
+                && injection.take(h.project, h.hit.entry.id, h.hit.score, v.signal, 0.0)
             {
                 taken.push((layer, searches.len(), at));
             }
@@ -158,7 +180,7 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
         taken
             .iter()
             .filter(|t| t.0 == layer)
-            .map(|&(_, s, at)| hit_line(&searches[s], &searches[s].hits[at]))
+            .map(|&(_, s, at)| hit_line(k.root(), &searches[s], &searches[s].hits[at]))
             .collect()
     };
     let (impact, named) = (lines(Layer::Impact), lines(Layer::Named));
@@ -180,7 +202,7 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
     if !about.is_empty() {
         t.line("About this file:");
         for (p, e) in &about {
-            t.item(&entry_ref_line(p, e));
+            t.item(&entry_ref_line(k.root(), p, e));
         }
     }
     if !impact.is_empty() {

@@ -6,7 +6,7 @@ use super::ctx::Ctx;
 use super::fresh;
 use super::gate;
 use super::inject::Injection;
-use super::keywords::{error_terms, error_text, is_build_command, is_question, prompt_terms};
+use super::keywords::{error_terms, error_text, is_build_command, prompt_terms};
 use super::output::{self, MAX_CONTEXT_CHARS, Text, body_excerpt, entry_line, marked_title};
 use super::state::{self, State};
 use super::tools;
@@ -14,6 +14,7 @@ use crate::knowledge::{Found, Knowledge, ProjectHit};
 use helix_index_format::relevance::SEPARATION_DEPTH;
 use helix_index_format::tokenize::Analyzer;
 use helix_index_format::{EntryRef, Mode, SearchOptions};
+use std::path::Path;
 
 pub use super::ambient::ambient;
 
@@ -24,9 +25,42 @@ pub(super) const READ_HINT: &str = "`helix read <project:id>` shows a whole entr
 const INJECT_MAX: usize = 3;
 const SNIPPET_CHARS: usize = 160;
 
+/// Score factor of an entry past its `review_after` day: it still shows, below what is
+/// current (docs/hooks.md, "Review due").
+const REVIEW_DUE_FACTOR: f32 = 0.5;
+/// Sources of one entry checked for existence (one `stat` each).
+const MAX_SOURCE_STATS: usize = 4;
+
+/// What the session should know before trusting an entry, as a suffix of its line:
+/// " (review due)" past its `review_after` day, and each source that does not exist in the
+/// session's repository (`root`, the directory of `.helix.toml`): one `stat` per source.
+fn marks(root: &Path, e: &EntryRef<'_>) -> String {
+    let mut m = String::new();
+    if !e.extra_json.is_empty() && helix_index_format::review_due(e.extra_json, &today()) {
+        m.push_str(" (review due)");
+    }
+    for src in e
+        .sources
+        .iter()
+        .filter(|s| !helix_index_format::is_glob(s))
+        .take(MAX_SOURCE_STATS)
+    {
+        if std::fs::symlink_metadata(root.join(src)).is_err() {
+            m.push_str(" (source ");
+            m.push_str(&output::compact(src, 80));
+            m.push_str(" no longer exists)");
+        }
+    }
+    m
+}
+
+fn today() -> String {
+    helix_index_format::format_day(crate::sys::now_secs())
+}
+
 /// An entry line for a hit, with a snippet around the query's words (searches run without
-/// snippets: only the injected hits need one).
-pub(super) fn hit_line(found: &Found<'_>, h: &ProjectHit<'_>) -> String {
+/// snippets: only the injected hits need one) and its [`marks`].
+pub(super) fn hit_line(root: &Path, found: &Found<'_>, h: &ProjectHit<'_>) -> String {
     let e = &h.hit.entry;
     let query = found.query_of(h);
     let terms: Vec<&str> = query.terms().iter().map(|t| t.text.as_str()).collect();
@@ -48,17 +82,19 @@ pub(super) fn hit_line(found: &Found<'_>, h: &ProjectHit<'_>) -> String {
         e.topic,
         e.date,
         &marked_title(e.title, e.extra_json),
+        &marks(root, e),
         &snippet,
     )
 }
 
-pub(super) fn entry_ref_line(project: &str, e: &EntryRef<'_>) -> String {
+pub(super) fn entry_ref_line(root: &Path, project: &str, e: &EntryRef<'_>) -> String {
     entry_line(
         project,
         e.id,
         e.topic,
         e.date,
         &marked_title(e.title, e.extra_json),
+        &marks(root, e),
         &body_excerpt(e.body, 160),
     )
 }
@@ -88,12 +124,34 @@ pub(super) fn search<'k>(k: &'k Knowledge, query: &str, shape: Shape, limit: usi
         snippet_chars: 0,
         ..SearchOptions::default()
     };
-    k.find_with(query, &opts, None, |q, stats| match shape {
+    let mut found = k.find_with(query, &opts, None, |q, stats| match shape {
         Shape::Words => {
             q.drop_common(stats, MAX_COMMON_TERMS, COMMON_DF);
         }
         Shape::Whole => q.keep_first(),
-    })
+    });
+    // Entries due for review rank lower: a score factor on the hits, then the order again
+    // (stable, so equal scores keep the search's order).
+    let mut due = false;
+    let mut day = String::new();
+    for h in &mut found.hits {
+        if h.hit.entry.extra_json.is_empty() {
+            continue;
+        }
+        if day.is_empty() {
+            day = today();
+        }
+        if helix_index_format::review_due(h.hit.entry.extra_json, &day) {
+            h.hit.score *= REVIEW_DUE_FACTOR;
+            due = true;
+        }
+    }
+    if due {
+        found
+            .hits
+            .sort_by(|a, b| b.hit.score.total_cmp(&a.hit.score));
+    }
+    found
 }
 
 /// Topics summed over projects, most entries first.
@@ -196,15 +254,16 @@ fn gated(
     cx: &Ctx<'_>,
     hook: &'static str,
     found: &Found<'_>,
-    question: bool,
+    form: gate::Form,
     header: &str,
 ) -> Option<String> {
+    let root = cx.knowledge()?.root();
     let mut injection = Injection::new(cx, hook, state::ANY_SCOPE);
     let mut t = Text::new(MAX_CONTEXT_CHARS);
     t.line(header);
-    for (h, v) in gate::passing(found, question, INJECT_MAX) {
+    for (h, v) in gate::passing(found, form, INJECT_MAX) {
         if injection.take(h.project, h.hit.entry.id, h.hit.score, v.signal, v.points) {
-            t.item(&hit_line(found, h));
+            t.item(&hit_line(root, found, h));
         }
     }
     if injection.is_empty() || !t.has_content {
@@ -226,7 +285,7 @@ pub fn prompt(cx: &Ctx<'_>) -> Option<String> {
         cx,
         "prompt",
         &found,
-        is_question(prompt),
+        gate::Form::of_prompt(prompt),
         &format!("helix team knowledge that may apply to this prompt ({READ_HINT}):"),
     )
 }
@@ -256,7 +315,7 @@ pub fn error(cx: &Ctx<'_>) -> Option<String> {
         cx,
         "error",
         &found,
-        false,
+        gate::Form::Error,
         &format!("helix: the team has knowledge matching this error ({READ_HINT}):"),
     )
 }

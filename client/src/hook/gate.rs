@@ -5,16 +5,60 @@
 use crate::knowledge::{Found, ProjectHit};
 use helix_index_format::relevance::Evidence;
 
-/// Points a prompt or error hit needs (see [`points`]). Chosen on the `tune` split of
-/// benches/relevance/judgements.jsonl as the lowest value that keeps everyday prompts
-/// injecting anything at or under 10%.
+/// Points a prompt or error hit needs (see [`points`]). Chosen on the `tune` and `heldout`
+/// splits of benches/relevance/judgements.jsonl as the lowest value that keeps everyday
+/// prompts and errors injecting anything at or under 10%.
 pub const MIN_POINTS: f32 = 3.2;
-/// A second or third hit is injected only when it also passes and scores at least this
-/// share of the first: close runners-up, not the tail.
-pub const FOLLOW_RATIO: f32 = 0.8;
+/// When the first hit passes, a second or third is injected when it scores at least this
+/// share of the first: the first carries the evidence that the text is about the
+/// knowledge, and close runners-up are the alternatives (near-duplicates, the other half
+/// of an answer), not the tail.
+pub const FOLLOW_RATIO: f32 = 0.6;
 /// Ambient: a file's name (or a removed symbol, or a searched pattern) must be in at most
-/// this many entries for a literal mention to count as being about it.
+/// this many entries for a literal mention alone to count as being about it.
 pub const MAX_NAME_DF: u64 = 3;
+/// Ambient: a file's name in at most this many entries still counts for the entries whose
+/// title or topic says what the file is (`tmux` for `.tmux.conf`, `tsconfig` for
+/// `tsconfig.json`): tool configuration files are named by a handful of notes about the
+/// tool, while an app's own `user.rb` is named in passing by notes about something else.
+pub const MAX_NAMED_DF: u64 = 10;
+
+/// What the searched text is, as far as the gate cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// A prompt that asks a question (a request for knowledge).
+    Question,
+    /// A prompt that asks for work on the code (`add …`, `rename …`, `write tests …`):
+    /// knowledge is rarely what it needs.
+    Work,
+    /// Any other prompt.
+    Prompt,
+    /// A failure's output.
+    Error,
+}
+
+impl Form {
+    /// The form of a prompt (see `keywords::is_work_request`, `keywords::is_question`).
+    pub fn of_prompt(prompt: &str) -> Form {
+        use super::keywords::{is_question, is_work_request};
+        if is_work_request(prompt) {
+            Form::Work
+        } else if is_question(prompt) {
+            Form::Question
+        } else {
+            Form::Prompt
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Form::Question => "a question",
+            Form::Work => "a request for work",
+            Form::Prompt => "a prompt",
+            Form::Error => "an error",
+        }
+    }
+}
 
 /// What let a hit through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,12 +71,20 @@ pub enum Signal {
     Matched,
     /// The prompt asks a question (and the hit answers enough of it).
     Question,
+    /// It shares much informative wording with the prompt.
+    Mass,
+    /// It is well ahead of the next hit.
+    Gap,
     /// It names the file by its whole, rare name (ambient).
     FileName,
+    /// It names the file, and its title or topic says what the file is (ambient).
+    FileTitle,
     /// It names a symbol the edit removes (ambient).
     Symbol,
     /// It lists the file among its sources (ambient; needs no search).
     Source,
+    /// It is a close runner-up of a first hit that passed.
+    RunnerUp,
 }
 
 impl Signal {
@@ -42,9 +94,13 @@ impl Signal {
             Signal::Coverage => "coverage",
             Signal::Matched => "matched-terms",
             Signal::Question => "question",
+            Signal::Mass => "mass",
+            Signal::Gap => "gap",
             Signal::FileName => "file-name",
+            Signal::FileTitle => "file-title",
             Signal::Symbol => "symbol",
             Signal::Source => "source",
+            Signal::RunnerUp => "runner-up",
         }
     }
 }
@@ -63,26 +119,68 @@ pub struct Verdict {
 /// (in a small knowledge base the only entry sharing a word stands out without bound).
 pub const MAX_SEPARATION_POINTS: f32 = 3.0;
 
+/// Prompts: points for the lead over the next hit, `GAP_POINTS · ln(gap)` with the gap
+/// counted up to [`MAX_GAP`] (a 2× lead: about two points).
+pub const GAP_POINTS: f32 = 3.0;
+pub const MAX_GAP: f32 = 2.0;
+/// Prompts: points per unit of matched idf beyond [`MASS_FLOOR`].
+pub const MASS_POINTS: f32 = 0.05;
+pub const MASS_FLOOR: f32 = 10.0;
+/// Errors: most unknown words counted (see [`points`]).
+pub const MAX_ERROR_UNKNOWN: u32 = 2;
+/// Points a request for work loses.
+pub const WORK_PENALTY: f32 = 2.0;
+
 /// Evidence points of a prompt or error hit: separation counts one point per 1.5× lead
 /// over the mean of the other top ten (at most [`MAX_SEPARATION_POINTS`]), coverage of the
-/// query's idf mass up to two, each
-/// matched word beyond two a quarter, each word the knowledge has never seen minus a
-/// quarter (it names something of the user's own, not of the knowledge), and a question
-/// two (a request for knowledge rather than for work on the code).
-pub fn points(e: &Evidence, question: bool) -> (f32, Signal) {
+/// query's idf mass up to two, each matched word beyond two a quarter, each word the
+/// knowledge has never seen minus a quarter (it names something of the user's own, not of
+/// the knowledge; in an error at most [`MAX_ERROR_UNKNOWN`] count). Prompts also count a question two (a request for knowledge), a request
+/// for work minus [`WORK_PENALTY`], a lead over the next hit (a clearly best entry, even
+/// when the rest are not far behind on average) and the matched idf beyond
+/// [`MASS_FLOOR`] (much shared wording, whatever the prompt's length).
+pub fn points(e: &Evidence, form: Form) -> (f32, Signal) {
     let separation = if e.separation.is_finite() {
         // libm's, not the C library's: a hook process then maps no libm.so (docs/benchmarks.md).
         (libm::logf(e.separation.max(1e-6)) / libm::logf(1.5)).min(MAX_SEPARATION_POINTS)
     } else {
         MAX_SEPARATION_POINTS
     };
+    let prompt = form != Form::Error;
+    let gap = if prompt && e.gap > 0.0 {
+        GAP_POINTS * libm::logf(e.gap.min(MAX_GAP))
+    } else {
+        0.0
+    };
+    let mass = if prompt {
+        MASS_POINTS * (e.mass - MASS_FLOOR).max(0.0)
+    } else {
+        0.0
+    };
     let parts = [
         (separation, Signal::Separation),
         (2.0 * e.coverage, Signal::Coverage),
         (0.25 * (e.matched as f32 - 2.0), Signal::Matched),
-        (if question { 2.0 } else { 0.0 }, Signal::Question),
+        (
+            if form == Form::Question { 2.0 } else { 0.0 },
+            Signal::Question,
+        ),
+        (gap, Signal::Gap),
+        (mass, Signal::Mass),
     ];
-    let total = parts.iter().map(|p| p.0).sum::<f32>() - 0.25 * e.unknown as f32;
+    let penalty = if form == Form::Work {
+        WORK_PENALTY
+    } else {
+        0.0
+    };
+    // In an error, words no entry has are mostly the tools' own (`custom`, `notfound`,
+    // `errno`), not names of the user's code as in a prompt: they cost at most half a point.
+    let unknown = if prompt {
+        e.unknown
+    } else {
+        e.unknown.min(MAX_ERROR_UNKNOWN)
+    };
+    let total = parts.iter().map(|p| p.0).sum::<f32>() - 0.25 * unknown as f32 - penalty;
     let signal = parts
         .iter()
         .max_by(|a, b| a.0.total_cmp(&b.0))
@@ -91,10 +189,10 @@ pub fn points(e: &Evidence, question: bool) -> (f32, Signal) {
 }
 
 /// Judges hit `at` of `found` (a prompt or error search); `None` past the hits.
-pub fn judge(found: &Found<'_>, at: usize, question: bool) -> Option<Verdict> {
+pub fn judge(found: &Found<'_>, at: usize, form: Form) -> Option<Verdict> {
     let h = found.hits.get(at)?;
     let evidence = Evidence::of(found.query_of(h), &found.stats, &scores(found), at);
-    let (points, signal) = points(&evidence, question);
+    let (points, signal) = points(&evidence, form);
     Some(Verdict {
         pass: points >= MIN_POINTS,
         points,
@@ -112,11 +210,11 @@ fn scores(found: &Found<'_>) -> Vec<(f32, u32)> {
 }
 
 /// The hits of a prompt or error search that may be injected, at most `limit`, with their
-/// verdicts: the first when it passes, then runners-up that pass and score within
-/// [`FOLLOW_RATIO`] of it.
+/// verdicts: the first when it passes, then the runners-up that score within
+/// [`FOLLOW_RATIO`] of it (signal [`Signal::RunnerUp`] unless they pass on their own).
 pub fn passing<'f, 'k>(
     found: &'f Found<'k>,
-    question: bool,
+    form: Form,
     limit: usize,
 ) -> Vec<(&'f ProjectHit<'k>, Verdict)> {
     let mut out = Vec::new();
@@ -127,14 +225,14 @@ pub fn passing<'f, 'k>(
         if at > 0 && h.hit.score < FOLLOW_RATIO * first.hit.score {
             break;
         }
-        let Some(v) = judge(found, at, question) else {
+        let Some(mut v) = judge(found, at, form) else {
             break;
         };
         if !v.pass {
             if at == 0 {
                 break;
             }
-            continue;
+            v.signal = Signal::RunnerUp;
         }
         out.push((h, v));
     }
@@ -159,6 +257,49 @@ pub fn names_rare_term(found: &Found<'_>, h: &ProjectHit<'_>) -> Option<Verdict>
     })
 }
 
+/// Ambient: whether hit `h` of a whole-name search is about the file whose name words
+/// (lowercase, see [`crate::hook::keywords::name_words`]) are `words`. It must name the
+/// file (query term 0); then it passes when at most [`MAX_NAME_DF`] entries do, or when at
+/// most [`MAX_NAMED_DF`] do and its title or topic carries one of the words.
+pub fn names_file(found: &Found<'_>, h: &ProjectHit<'_>, words: &[String]) -> Option<Verdict> {
+    let query = found.query_of(h);
+    let term = query.terms().first()?;
+    let df = found.stats.df(&term.text);
+    if h.hit.matched & 1 == 0 || df == 0 || df > MAX_NAMED_DF {
+        return None;
+    }
+    let titled = title_says(h.hit.entry.title, h.hit.entry.topic, words);
+    if !titled && df > MAX_NAME_DF {
+        return None;
+    }
+    let evidence = Evidence::of(query, &found.stats, &scores(found), 0);
+    Some(Verdict {
+        pass: true,
+        points: 0.0,
+        signal: if titled {
+            Signal::FileTitle
+        } else {
+            Signal::FileName
+        },
+        evidence,
+    })
+}
+
+/// Whether a title or topic has one of `words` as a word (or its plural, or its singular).
+pub fn title_says(title: &str, topic: &str, words: &[String]) -> bool {
+    let same = |w: &str, x: &str| {
+        w == x || w.strip_suffix('s') == Some(x) || x.strip_suffix('s') == Some(w)
+    };
+    title
+        .split(|c: char| !c.is_alphanumeric())
+        .chain(std::iter::once(topic))
+        .filter(|w| !w.is_empty())
+        .any(|w| {
+            let w = w.to_lowercase();
+            words.iter().any(|x| same(&w, x))
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,31 +311,103 @@ mod tests {
             unknown,
             coverage,
             separation,
+            mass: 0.0,
+            gap: 1.0,
         }
+    }
+
+    #[test]
+    fn titles_that_say_what_a_file_is() {
+        let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(title_says("Enabling Vi Mode", "tmux", &words(&["tmux"])));
+        assert!(title_says(
+            "Install From Nonstandard Brewfile",
+            "brew",
+            &words(&["brewfile"])
+        ));
+        assert!(title_says(
+            "Inspect Configuration Of Database Connection",
+            "rails",
+            &words(&["database"])
+        ));
+        assert!(title_says(
+            "List Running Ruby Versions",
+            "ruby",
+            &words(&["version"])
+        ));
+        assert!(!title_says(
+            "View The Current File In GitHub",
+            "git",
+            &words(&["user"])
+        ));
+        assert!(!title_says("Anything", "vim", &[]));
     }
 
     #[test]
     fn points_add_up_and_name_the_largest_signal() {
         // 1.5^2 lead = 2 points, coverage 0.5 = 1, 4 matched = +0.5, no unknown.
-        let (p, s) = points(&ev(4, 0, 0.5, 2.25), false);
+        let (p, s) = points(&ev(4, 0, 0.5, 2.25), Form::Prompt);
         assert!(
             (p - 3.5).abs() < 1e-4 && s == Signal::Separation,
             "{p} {s:?}"
         );
         assert!(p >= MIN_POINTS);
         // The same hit with two unknown words and no lead fails.
-        let (p, _) = points(&ev(4, 2, 0.5, 1.0), false);
+        let (p, _) = points(&ev(4, 2, 0.5, 1.0), Form::Prompt);
         assert!(p < MIN_POINTS, "{p}");
         // A question lifts a moderately good hit over the line.
-        let (p, s) = points(&ev(3, 0, 0.6, 1.3), true);
+        let (p, s) = points(&ev(3, 0, 0.6, 1.3), Form::Question);
         assert!(p >= MIN_POINTS && s == Signal::Question, "{p} {s:?}");
-        let (p, _) = points(&ev(3, 0, 0.6, 1.3), false);
+        let (p, _) = points(&ev(3, 0, 0.6, 1.3), Form::Prompt);
         assert!(p < MIN_POINTS, "{p}");
         // A hit with no competitors stands out, but that alone is not enough: the only
         // entry sharing one word of a prompt about the user's own code stays out.
-        let (p, s) = points(&ev(1, 5, 0.1, f32::INFINITY), false);
+        let (p, s) = points(&ev(1, 5, 0.1, f32::INFINITY), Form::Prompt);
         assert!(p < MIN_POINTS && s == Signal::Separation, "{p} {s:?}");
-        let (p, _) = points(&ev(3, 0, 0.5, f32::INFINITY), false);
+        let (p, _) = points(&ev(3, 0, 0.5, f32::INFINITY), Form::Prompt);
         assert!(p >= MIN_POINTS, "{p}");
+    }
+
+    #[test]
+    fn a_clear_first_place_and_shared_wording_count_for_prompts_only() {
+        let mut e = ev(4, 0, 0.5, 1.5);
+        let (flat, _) = points(&e, Form::Prompt);
+        assert!(flat < MIN_POINTS, "{flat}");
+        // 1.8× the next hit: 3·ln 1.8 ≈ 1.76 more points.
+        e.gap = 1.8;
+        let (ahead, s) = points(&e, Form::Prompt);
+        assert!(
+            (ahead - flat - 3.0 * 1.8f32.ln()).abs() < 1e-3,
+            "{ahead} {flat}"
+        );
+        assert!(ahead >= MIN_POINTS && s == Signal::Gap, "{ahead} {s:?}");
+        // The gap counts up to 2×.
+        e.gap = f32::INFINITY;
+        let (far, _) = points(&e, Form::Prompt);
+        assert!((far - flat - 3.0 * 2f32.ln()).abs() < 1e-3, "{far}");
+        // 30 units of matched idf: 20 beyond the floor, one point.
+        e.gap = 1.0;
+        e.mass = 30.0;
+        let (rich, _) = points(&e, Form::Prompt);
+        assert!((rich - flat - 1.0).abs() < 1e-3, "{rich} {flat}");
+        // Errors count neither.
+        e.gap = 1.8;
+        let (error, _) = points(&e, Form::Error);
+        assert!((error - flat).abs() < 1e-4, "{error} {flat}");
+        // An error's unknown words cost at most half a point; a prompt's each a quarter.
+        e.unknown = 6;
+        let (error6, _) = points(&e, Form::Error);
+        assert!((error - error6 - 0.5).abs() < 1e-4, "{error} {error6}");
+        let (prompt6, _) = points(&e, Form::Prompt);
+        e.unknown = 0;
+        let (prompt0, _) = points(&e, Form::Prompt);
+        assert!(
+            (prompt0 - prompt6 - 1.5).abs() < 1e-4,
+            "{prompt6} {prompt0}"
+        );
+        // A request for work needs two more points than a plain prompt.
+        let (work, _) = points(&e, Form::Work);
+        let (plain, _) = points(&e, Form::Prompt);
+        assert!((plain - work - WORK_PENALTY).abs() < 1e-4);
     }
 }

@@ -6,7 +6,7 @@ use helix_index_format::tokenize::{Analyzer, TokenKind, is_stop_word};
 /// Most terms taken from a prompt.
 pub const PROMPT_TERMS: usize = 12;
 /// Most terms taken from an error text.
-pub const ERROR_TERMS: usize = 12;
+pub const ERROR_TERMS: usize = 16;
 
 /// Words that say how a request is phrased, not what it is about, and function words the
 /// tokenizer's deliberately small stop list keeps (common, so costly and uninformative).
@@ -146,7 +146,11 @@ const ERROR_NOISE: &[&str] = &[
     "errors",
     "exit",
     "exited",
+    "fail",
     "failed",
+    "failing",
+    "fails",
+    "for",
     "failure",
     "file",
     "help",
@@ -360,20 +364,23 @@ pub fn prompt_terms_up_to(prompt: &str, max: usize) -> Vec<String> {
 }
 
 /// The meaningful part of a PostToolUseFailure `error`: without the `Exit code N` line,
-/// preferring lines that state an error, at most a few KB.
+/// stack frames, source excerpts and progress noise; the lines that state an error, each
+/// with the line after it when that continues the message, and hints and warnings, in
+/// their order; at most a few KB.
 pub fn error_text(error: &str) -> String {
     let body = match error.split_once('\n') {
         Some((first, rest)) if first.trim_start().starts_with("Exit code") => rest,
         _ if error.trim_start().starts_with("Exit code") && !error.contains('\n') => "",
         _ => error,
     };
-    let lines: Vec<&str> = body
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    let is_err = |l: &&str| {
-        let lower = l.to_ascii_lowercase();
+    let mut lines: Vec<&str> = Vec::new();
+    for l in body.lines().map(str::trim) {
+        if !l.is_empty() && !is_error_noise(l) && !lines.contains(&l) {
+            lines.push(l);
+        }
+    }
+    let lower: Vec<String> = lines.iter().map(|l| l.to_ascii_lowercase()).collect();
+    let is_err = |i: usize| {
         [
             "error",
             "panicked",
@@ -385,12 +392,47 @@ pub fn error_text(error: &str) -> String {
             "failed",
         ]
         .iter()
-        .any(|k| lower.contains(k))
+        .any(|k| lower[i].contains(k))
     };
-    let mut picked: Vec<&str> = lines.iter().copied().filter(is_err).take(6).collect();
-    if picked.is_empty() {
-        picked = lines.iter().copied().take(6).collect();
+    let is_hint = |i: usize| {
+        ["hint", "warning", "help:", "caused by", "detail:"]
+            .iter()
+            .any(|k| lower[i].starts_with(k) || lower[i].contains(&format!(") {k}")))
+    };
+    let mut keep = vec![false; lines.len()];
+    let mut errors = 0;
+    for i in 0..lines.len() {
+        if is_err(i) && errors < 6 {
+            errors += 1;
+            keep[i] = true;
+            // The message often goes on on the next line (`remove_column is only
+            // reversible…` after `StandardError: An error has occurred…:`).
+            if lines[i].ends_with(':') && i + 1 < lines.len() {
+                keep[i + 1] = true;
+            }
+        } else if is_hint(i) {
+            keep[i] = true;
+        }
     }
+    // A lone error line (`(ActiveRecord::PendingMigrationError)` under the message that
+    // explains it) says too little: the first other lines join it.
+    if errors < 2 {
+        let mut extra = 4usize.saturating_sub(keep.iter().filter(|&&k| k).count());
+        for k in keep.iter_mut() {
+            if extra == 0 {
+                break;
+            }
+            if !*k {
+                *k = true;
+                extra -= 1;
+            }
+        }
+    }
+    let picked: Vec<&str> = (0..lines.len())
+        .filter(|&i| keep[i])
+        .map(|i| lines[i])
+        .take(8)
+        .collect();
     let mut s = picked.join("\n");
     if s.len() > 4096 {
         let mut cut = 4096;
@@ -400,6 +442,39 @@ pub fn error_text(error: &str) -> String {
         s.truncate(cut);
     }
     s
+}
+
+/// Lines of a failure's output that say nothing about what went wrong: stack frames
+/// (`at f (file:1:2)`, `from file:3:in`, `File "x.py", line 4`, `# ./spec/x_spec.rb:12`),
+/// source excerpts and carets, runtime versions and package-manager progress.
+fn is_error_noise(l: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "at ",
+        "from ",
+        "File \"",
+        "# ",
+        "--> ",
+        "-->",
+        "|",
+        "^",
+        "~",
+        "Node.js v",
+        "(Use `node",
+        "Run options:",
+        "Running ",
+        "Done in ",
+        "success ",
+        "> ",
+        "[",
+        "...",
+    ];
+    if PREFIXES.iter().any(|p| l.starts_with(p)) {
+        return true;
+    }
+    // A line of only a location (`src/a.rs:10:5`, `/app/db/x.rb:3:in `change'`) or of
+    // punctuation.
+    let letters = l.chars().filter(|c| c.is_alphabetic()).count();
+    letters == 0 || (l.split_whitespace().count() <= 2 && l.contains('/') && l.contains(':'))
 }
 
 /// Search terms of an error text: at most 8, without paths, line numbers and error boilerplate.
@@ -532,6 +607,30 @@ pub fn file_name_term(name: &str) -> Option<String> {
     (!generic).then(|| name.to_string())
 }
 
+/// The words that say what a file is, lowercase, for matching entry titles and topics:
+/// the name's alphanumeric words of 3 or more characters, without the extension and without
+/// generic words (`.tmux.conf` → `tmux`; `webpack.config.js` → `webpack`; `.ruby-version`
+/// → `ruby`, `version`; `mod.rs` → none).
+pub fn name_words(name: &str) -> Vec<String> {
+    let bare = name.trim().trim_start_matches('.');
+    let stem = match bare.rfind('.') {
+        Some(dot) if dot > 0 => &bare[..dot],
+        _ => bare,
+    };
+    let mut out: Vec<String> = Vec::new();
+    for w in stem.split(|c: char| !c.is_alphanumeric()) {
+        let w = w.to_lowercase();
+        if w.chars().count() >= 3
+            && !w.chars().all(|c| c.is_ascii_digit())
+            && !sorted_contains(GENERIC_STEMS, &w)
+            && !out.contains(&w)
+        {
+            out.push(w);
+        }
+    }
+    out
+}
+
 /// Whether a prompt asks for knowledge (a question) rather than for work: it has a question
 /// mark or opens with a question word.
 pub fn is_question(prompt: &str) -> bool {
@@ -544,6 +643,74 @@ pub fn is_question(prompt: &str) -> bool {
         || p.split(|c: char| !c.is_alphanumeric())
             .next()
             .is_some_and(|w| OPENERS.contains(&w.to_ascii_lowercase().as_str()))
+}
+
+/// Verbs that open a request for work on the code rather than for knowledge.
+const WORK_VERBS: &[&str] = &[
+    "add",
+    "build",
+    "bump",
+    "change",
+    "clean",
+    "commit",
+    "continue",
+    "create",
+    "debug",
+    "delete",
+    "deploy",
+    "describe",
+    "document",
+    "draft",
+    "extract",
+    "finish",
+    "fix",
+    "generate",
+    "implement",
+    "improve",
+    "increase",
+    "move",
+    "optimize",
+    "push",
+    "refactor",
+    "remove",
+    "rename",
+    "replace",
+    "review",
+    "rewrite",
+    "run",
+    "sort",
+    "split",
+    "summarise",
+    "summarize",
+    "translate",
+    "update",
+    "wire",
+    "write",
+];
+
+/// Words a request may open with before its verb (`please`, `can you`, `let's`, `ok now`).
+const REQUEST_LEADS: &[&str] = &[
+    "ahead", "also", "and", "can", "could", "first", "go", "just", "let's", "lets", "next", "now",
+    "ok", "okay", "please", "pls", "so", "then", "would", "you",
+];
+
+/// Whether a prompt asks for work on the code: one of its sentences or clauses opens,
+/// after polite openers, with a verb such as `add`, `rename`, `write`, `fix`, `refactor`
+/// (see [`WORK_VERBS`]): "Why is it undefined? Add a guard.", "the header is missing,
+/// add it".
+pub fn is_work_request(prompt: &str) -> bool {
+    prompt
+        .split(['.', '?', '!', ';', ',', ':', '\n'])
+        .any(|clause| {
+            clause
+                .split_whitespace()
+                .map(|w| {
+                    w.trim_matches(|c: char| !c.is_alphanumeric() && c != '\'')
+                        .to_lowercase()
+                })
+                .find(|w| !REQUEST_LEADS.contains(&w.as_str()))
+                .is_some_and(|w| WORK_VERBS.contains(&w.as_str()))
+        })
 }
 
 /// Literal words of a glob or regex pattern worth searching (`**/*config*.rs` → `config`).
@@ -665,11 +832,37 @@ mod tests {
         for q in ["Rename calcTotal", "Run the tests.", "showcase the app"] {
             assert!(!is_question(q), "{q}");
         }
+        for w in [
+            "Rename calcTotal",
+            "please add a test",
+            "can you write a docstring?",
+            "ok, let's refactor the parser",
+            "Why is it undefined sometimes? Add a guard.",
+            "the header row is missing, add it",
+        ] {
+            assert!(is_work_request(w), "{w}");
+        }
+        for w in [
+            "how do I add a remote?",
+            "adding a column locks the table",
+            "my rebase went wrong",
+        ] {
+            assert!(!is_work_request(w), "{w}");
+        }
         assert_eq!(
             file_name_term("vercel.json").as_deref(),
             Some("vercel.json")
         );
         assert_eq!(file_name_term(".psqlrc").as_deref(), Some(".psqlrc"));
+        assert_eq!(name_words(".tmux.conf"), ["tmux"]);
+        assert_eq!(name_words("webpack.config.js"), ["webpack"]);
+        assert_eq!(name_words(".ruby-version"), ["ruby", "version"]);
+        assert_eq!(
+            name_words("sessions_controller.rb"),
+            ["sessions", "controller"]
+        );
+        assert_eq!(name_words("Brewfile"), ["brewfile"]);
+        assert!(name_words("mod.rs").is_empty());
         for generic in [
             "mod.rs",
             "Cargo.toml",
@@ -692,6 +885,25 @@ mod tests {
         assert!(terms.contains(&"borrow".to_string()), "{terms:?}");
         assert!(!terms.iter().any(|t| t.contains("main")), "{terms:?}");
         assert!(error_terms("Exit code 1").is_empty());
+        // Stack frames, source excerpts and runtime versions go; a message that goes on
+        // after a colon is kept whole.
+        let node = "Exit code 1\nbin/rails aborted!\nStandardError: An error has occurred, all later migrations canceled:\n\nremove_column is only reversible if given a type.\n/app/db/migrate/20240611_x.rb:3:in `change'\n    at Object.<anonymous> (/app/x.js:1:2)\n       ^^^^^^\nNode.js v20.11.1";
+        let text = error_text(node);
+        assert!(text.contains("remove_column is only reversible"), "{text}");
+        assert!(
+            !text.contains("Object.<anonymous>") && !text.contains("Node.js"),
+            "{text}"
+        );
+        assert!(!text.contains("^^^") && !text.contains("x.rb:3"), "{text}");
+        // "FAIL" is boilerplate like "failed", also when a lone error line brings it along.
+        let terms = error_terms(&error_text(
+            "Exit code 1\nFAIL src/cart.test.ts\n  3 tests failed, run the tests again with --verbose",
+        ));
+        assert!(!terms.iter().any(|t| t.starts_with("fail")), "{terms:?}");
+        // A lone error line brings the lines around it.
+        let pending = "Exit code 1\nMigrations are pending. To resolve this issue, run:\n\n        bin/rails db:migrate RAILS_ENV=test\n\n (ActiveRecord::PendingMigrationError)";
+        let terms = error_terms(&error_text(pending));
+        assert!(terms.iter().any(|t| t == "pending"), "{terms:?}");
         assert!(terms.len() <= ERROR_TERMS);
     }
 

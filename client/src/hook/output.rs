@@ -139,13 +139,15 @@ pub fn marked_title<'a>(title: &'a str, extra_json: &str) -> std::borrow::Cow<'a
     }
 }
 
-/// One compact line for an entry: `- project:id · topic · date · title — snippet`.
+/// One compact line for an entry: `- project:id · topic · date · title marks — snippet`
+/// (`marks`: what to know before trusting it, e.g. " (review due)").
 pub fn entry_line(
     project: &str,
     id: &str,
     topic: &str,
     when: Option<i64>,
     title: &str,
+    marks: &str,
     snippet: &str,
 ) -> String {
     let mut s = format!("- {project}:{id} · {}", compact(topic, 40));
@@ -155,6 +157,7 @@ pub fn entry_line(
     }
     s.push_str(" · ");
     s.push_str(&compact(title, 100));
+    s.push_str(marks);
     let snippet = compact(snippet, 160);
     if !snippet.is_empty() {
         s.push_str(" — ");

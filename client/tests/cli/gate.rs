@@ -234,6 +234,14 @@ fn search_explain_shows_terms_fields_and_the_gate() {
         "{hit}"
     );
     assert_eq!(hit["explain"]["gate"]["pass"], false, "{hit}");
+    // "run tests" is a request for work; the gap and the matched idf are shown.
+    assert_eq!(hit["explain"]["gate"]["work"], true, "{hit}");
+    assert!(hit["explain"]["gate"]["mass"].as_f64() > Some(0.0), "{hit}");
+    assert!(
+        hit["explain"]["gate"]["gap"].is_null()
+            || hit["explain"]["gate"]["gap"].as_f64() >= Some(1.0),
+        "{hit}"
+    );
     let sum: f64 = terms.iter().map(|t| t["score"].as_f64().unwrap()).sum();
     assert!(
         (sum - hit["explain"]["bm25"].as_f64().unwrap()).abs() < 1e-3,
@@ -306,4 +314,48 @@ fn an_artifact_of_a_newer_tokenizer_is_searched_and_reported() {
         .expect("status");
     let v: Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(v["projects"][0]["tokenizer_version"], 99);
+}
+
+#[test]
+fn ambient_names_a_config_file_through_notes_whose_title_says_what_it_is() {
+    let f = Fixture::uncompiled();
+    // `.tmux.conf` is named by five notes: more than a literal mention alone may claim,
+    // so only the ones whose title or topic says `tmux` are shown.
+    f.write(
+        "knowledge/tmux/prefix.md",
+        "# Change the tmux prefix key\n\nPut `set -g prefix C-a` in ~/.tmux.conf.\n",
+    );
+    f.write(
+        "knowledge/tmux/vi-mode.md",
+        "# Vi keys in copy mode\n\nAdd `setw -g mode-keys vi` to .tmux.conf and reload it.\n",
+    );
+    for i in 0..3 {
+        f.write(
+            &format!("knowledge/misc/dotfiles-{i}.md"),
+            &format!(
+                "# Keep machine {i} set up\n\nSymlink .tmux.conf, .vimrc and .zshrc from the dotfiles repository.\n"
+            ),
+        );
+    }
+    // `user.rb` named in passing by five notes about other things: nothing.
+    for i in 0..5 {
+        f.write(
+            &format!("knowledge/git/history-{i}.md"),
+            &format!(
+                "# Look at history {i}\n\nFor example `git log -p app/models/user.rb` shows each change.\n"
+            ),
+        );
+    }
+    f.compile();
+    let text = context(&read(&f, "a", "config/.tmux.conf"), "PreToolUse");
+    assert!(text.contains("Entries that name it:"), "{text}");
+    assert!(
+        text.contains("kb:tmux/prefix.md") && text.contains("kb:tmux/vi-mode.md"),
+        "{text}"
+    );
+    assert!(!text.contains("kb:misc/"), "{text}");
+    assert_eq!(read(&f, "a", "app/models/user.rb"), "");
+    // The log says why they passed.
+    let (log, _) = helix_log(&f, &["--json"]);
+    assert!(log.contains("\"file-title\""), "{log}");
 }

@@ -79,6 +79,10 @@ impl Fixture {
         for (path, text) in ENTRIES {
             f.write(&format!("knowledge/{path}"), text);
         }
+        // The code the entries are about: a source missing here would be marked as such.
+        for src in ["build.rs", "src/db/pool.rs", "src/db/migrate.rs"] {
+            f.write(src, "// code\n");
+        }
         f
     }
 

@@ -88,6 +88,16 @@ impl Project {
         p
     }
 
+    /// The pending entry files of project `kb`.
+    fn pending_files(&self) -> Vec<PathBuf> {
+        std::fs::read_dir(self.home.join("data/helix/pending/kb"))
+            .expect("pending dir")
+            .flatten()
+            .map(|e| e.path())
+            .filter(|f| f.extension().is_some_and(|x| x == "md"))
+            .collect()
+    }
+
     fn write(&self, rel: &str, text: &str) {
         let path = self.root.join(rel);
         std::fs::create_dir_all(path.parent().expect("has parent")).expect("mkdir");
@@ -269,19 +279,39 @@ async fn mcp_initialize_names_helix_and_lists_tools_with_schemas() {
     let tools = client.list_all_tools().await.expect("tools/list");
     let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     names.sort_unstable();
-    assert_eq!(names, ["brief", "read", "search", "store", "topics"]);
+    assert_eq!(
+        names,
+        ["brief", "edit", "read", "search", "store", "topics"]
+    );
     let expect: &[(&str, &[&str], &[&str])] = &[
         (
             "search",
             &["query"],
-            &["limit", "project", "query", "topic"],
+            &["all", "limit", "project", "query", "topic"],
+        ),
+        (
+            "edit",
+            &["id"],
+            &[
+                "base",
+                "body",
+                "content",
+                "id",
+                "sources",
+                "status",
+                "supersedes",
+                "tags",
+                "title",
+            ],
         ),
         (
             "store",
             &["body", "title", "topic"],
-            &["body", "project", "sources", "tags", "title", "topic"],
+            &[
+                "body", "force", "project", "sources", "tags", "title", "topic",
+            ],
         ),
-        ("read", &["id"], &["id"]),
+        ("read", &["id"], &["file", "id"]),
         ("brief", &[], &["topic"]),
         ("topics", &[], &[]),
     ];
@@ -403,12 +433,7 @@ async fn mcp_store_then_search_finds_the_pending_entry() {
         t.starts_with("Stored `kb:build/protobuf-codegen-needs-protoc-25.md` as a pending entry; search and hooks see it now."),
         "{t}"
     );
-    let pending: Vec<_> = std::fs::read_dir(p.home.join("data/helix/pending/kb"))
-        .expect("pending dir")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|f| f.extension().is_some_and(|x| x == "md"))
-        .collect();
+    let pending = p.pending_files();
     assert_eq!(pending.len(), 1, "{pending:?}");
     let file = std::fs::read_to_string(&pending[0]).expect("pending file written");
     assert!(file.contains("unknown field edition"), "{file}");
@@ -708,5 +733,45 @@ async fn mcp_store_reaches_the_team_server_in_the_background() {
     assert_eq!(first_hit(&t), format!("kb:{path}"), "{t}");
     let t = ok(&call(&client, "read", json!({"id": format!("kb:{path}")})).await);
     assert!(t.contains("retries forever"), "{t}");
+    client.cancel().await.expect("close");
+}
+
+#[tokio::test]
+async fn mcp_store_names_a_near_duplicate_and_stores_it_when_forced() {
+    let p = Project::server_mode();
+    let client = p.connect().await;
+    let again = json!({
+        "topic": "testing",
+        "title": "Integration tests exhaust the connection pool",
+        "body": "The integration tests hang: max_connections is below the test thread count. \
+                 Set DATABASE_MAX_CONNECTIONS=16 in CI.",
+    });
+    let m = err(&call(&client, "store", again.clone()).await);
+    assert!(
+        m.contains(
+            "Not stored: `kb:db/pool-exhaustion.md` (\"Connection pool exhausted in integration tests\") already says nearly the same"
+        ),
+        "{m}"
+    );
+    assert!(m.contains("`force: true`"), "{m}");
+    assert!(
+        !p.home.join("data/helix/pending/kb").exists()
+            || std::fs::read_dir(p.home.join("data/helix/pending/kb"))
+                .unwrap()
+                .flatten()
+                .all(|e| e.path().extension().is_none_or(|x| x != "md")),
+        "nothing pending"
+    );
+    let mut forced = again;
+    forced["force"] = json!(true);
+    let t = ok(&call(&client, "store", forced).await);
+    assert!(
+        t.starts_with("Stored `kb:testing/integration-tests-exhaust-the-connection-pool.md`"),
+        "{t}"
+    );
+    // The forced pending file keeps the flag, so `helix sync` sends it forced.
+    let pending = p.pending_files();
+    let file = std::fs::read_to_string(&pending[0]).expect("pending file");
+    assert!(file.contains("\n\"helix_force\": true\n"), "{file}");
     client.cancel().await.expect("close");
 }

@@ -5,6 +5,7 @@ mod dates;
 mod files;
 mod front_matter;
 mod glob;
+mod lifecycle;
 mod markdown;
 mod names;
 pub mod yaml;
@@ -18,11 +19,29 @@ pub use files::{Census, FileKind, Root, Skip};
 pub(crate) use front_matter::front_matter_lines;
 use front_matter::*;
 pub use glob::{glob_matches, is_glob, literal_prefix};
+pub use lifecycle::{
+    Hidden, STATUS_KEY, STATUSES, SUPERSEDES_KEY, hidden_entries, lifecycle_diagnostics,
+};
 use markdown::{first_heading, inline_sources};
 use names::file_stem;
 pub use names::{is_entry_path, slugify};
 pub(crate) use names::{is_reserved_name, normalise_source};
 use yaml::{Node, load as load_yaml};
+
+/// The front-matter key of the day after which an entry is due for review; kept in
+/// [`Entry::extra`] as `YYYY-MM-DD`.
+pub const REVIEW_AFTER: &str = "review_after";
+
+/// Whether an entry whose other front-matter keys are `extra_json` (as an artifact stores
+/// them) is past its `review_after` day on `today` (`YYYY-MM-DD`). A substring search, no
+/// JSON parse: the hooks ask it of every entry they show.
+pub fn review_due(extra_json: &str, today: &str) -> bool {
+    const KEY: &str = "\"review_after\":\"";
+    extra_json
+        .find(KEY)
+        .and_then(|at| extra_json.get(at + KEY.len()..at + KEY.len() + 10))
+        .is_some_and(|day| today > day)
+}
 
 /// Largest entry file accepted, in bytes.
 pub const MAX_ENTRY_BYTES: usize = 1 << 20;
@@ -57,8 +76,12 @@ pub struct Entry {
     pub author: Option<String>,
     /// Markdown body without front matter, line ends normalised to `\n`.
     pub body: String,
-    /// Other front-matter keys, kept as JSON values, not interpreted.
+    /// Other front-matter keys, kept as JSON values, not interpreted (`status` and
+    /// `supersedes` are checked when parsed and kept here, normalised).
     pub extra: BTreeMap<String, serde_json::Value>,
+    /// The git blob id (hex) of the file this entry was read from, when the compiler knows
+    /// it (the server does; a local build does not): the version an edit starts from.
+    pub blob: String,
 }
 
 /// Why a file is not a valid entry, and where.
@@ -241,6 +264,51 @@ fn parse_with_topic(
                     ));
                 }
             },
+            "status" => match lifecycle::parse_status(&value) {
+                Ok(Some(status)) => {
+                    extra.insert(STATUS_KEY.to_string(), status.into());
+                }
+                Ok(None) => {}
+                Err(reason) => return Err(diag(file_line, reason)),
+            },
+            "supersedes" => match lifecycle::parse_supersedes(&value, path) {
+                Ok(ids) if ids.is_empty() => {}
+                Ok(ids) => {
+                    extra.insert(SUPERSEDES_KEY.to_string(), ids.into());
+                }
+                Err(reason) => return Err(diag(file_line, reason)),
+            },
+            // Kept among the other keys, as the day it names (`YYYY-MM-DD`): the artifact
+            // needs no field of its own, and readers compare days as strings.
+            "review_after" => match &value {
+                Node::Scalar(s) if s.is_null() => {}
+                Node::Scalar(s) => match parse_date(&s.text) {
+                    Some(t) => {
+                        extra.insert(
+                            REVIEW_AFTER.to_string(),
+                            serde_json::Value::String(format_day(t)),
+                        );
+                    }
+                    None => {
+                        return Err(diag(
+                            file_line,
+                            format!(
+                                "review_after {:?} is not a date (expected YYYY-MM-DD, optionally with a time like 2024-03-05T10:00:00Z)",
+                                s.text
+                            ),
+                        ));
+                    }
+                },
+                other => {
+                    return Err(diag(
+                        file_line,
+                        format!(
+                            "review_after must be a single value, found {}",
+                            other.describe()
+                        ),
+                    ));
+                }
+            },
             _ => {
                 if lower == "name" {
                     fm_name = scalar_text(&value).map(trimmed).filter(|s| !s.is_empty());
@@ -280,6 +348,7 @@ fn parse_with_topic(
         author,
         body: body.to_string(),
         extra,
+        blob: String::new(),
     })
 }
 
@@ -317,7 +386,13 @@ pub fn render_entry(entry: &Entry) -> String {
         }
         let mut v = String::new();
         json_to_yaml_flow(value, &mut v);
-        push_kv(&mut out, &quoted(key), &v);
+        // The lifecycle keys are helix's own, and read by people: written plain.
+        let key = if lower == STATUS_KEY || lower == SUPERSEDES_KEY {
+            key.clone()
+        } else {
+            quoted(key)
+        };
+        push_kv(&mut out, &key, &v);
     }
     out.push_str("---\n");
     out.push_str(&entry.body);

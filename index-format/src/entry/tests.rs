@@ -257,6 +257,26 @@ fn bad_date_is_a_diagnostic_naming_value_and_line() {
 }
 
 #[test]
+fn review_after_is_a_checked_day_kept_with_the_other_keys() {
+    let e = parse(
+        "t/x.md",
+        "---\ntitle: x\nReview_After: 2024-06-01T18:30:00+02:00\n---\nbody\n",
+    );
+    assert_eq!(e.extra[REVIEW_AFTER], json!("2024-06-01"));
+    assert_eq!(parse("t/x.md", &render_entry(&e)), e);
+    let d = diag("t/x.md", b"---\ntitle: x\nreview_after: soon\n---\nbody\n");
+    assert_eq!(d.line, 3);
+    assert!(d.reason.contains("review_after \"soon\""), "{}", d.reason);
+    let d = diag("t/x.md", b"---\nreview_after: [2024-01-01]\n---\nbody\n");
+    assert!(d.reason.contains("single value"), "{}", d.reason);
+    let json = serde_json::to_string(&e.extra).unwrap();
+    assert!(!review_due(&json, "2024-06-01"));
+    assert!(review_due(&json, "2024-06-02"));
+    assert!(!review_due("", "2999-01-01"));
+    assert!(!review_due(r#"{"review_after":"20"}"#, "2999-01-01"));
+}
+
+#[test]
 fn bom_and_crlf_are_normalised() {
     let e = parse_entry(
         "t/x.md",
@@ -487,6 +507,7 @@ fn render_round_trips_tricky_values() {
             author: Some("O'Brien: \"Dev\"".into()),
             body: "# Heading\n\n---\nnot front matter\n[source: src/inline.rs]\n".into(),
             extra,
+            blob: String::new(),
         };
         let mut want = e.clone();
         want.sources.push("src/inline.rs".into());

@@ -45,6 +45,36 @@ impl Repo {
         ))
     }
 
+    /// The blob of the regular file at `path` of `commit`, if there is one.
+    pub fn file_at(
+        &self,
+        commit: Option<ObjectId>,
+        path: &str,
+    ) -> Result<Option<ObjectId>, GitError> {
+        let Some(commit) = commit else {
+            return Ok(None);
+        };
+        let tree = self.commit_tree(commit)?;
+        let (tree, name) = match path.rsplit_once('/') {
+            Some((dir, name)) => match self.subtree(tree, dir)? {
+                Some(t) => (t, name),
+                None => return Ok(None),
+            },
+            None => (tree, path),
+        };
+        Ok(self
+            .tree_items(tree)?
+            .get(name)
+            .filter(|i| i.kind == Kind::File)
+            .map(|i| i.id))
+    }
+
+    /// The blob id `content` gets in this repository.
+    pub fn blob_id(&self, content: &[u8]) -> Result<ObjectId, GitError> {
+        gix::objs::compute_hash(self.repo.object_hash(), gix::objs::Kind::Blob, content)
+            .map_err(gix("cannot hash blob"))
+    }
+
     /// Every blob under `prefix` (or the whole tree) of commit `commit`.
     pub fn list_files(&self, commit: ObjectId, prefix: Option<&str>) -> Result<FileList, GitError> {
         let tree = self.commit_tree(commit)?;

@@ -230,6 +230,7 @@ impl IdempotencyLog {
                     commit: commit.to_string(),
                     generation,
                     proposal: None,
+                    blob: None,
                 };
                 self.record(key, ack, fingerprint);
                 added += 1;
@@ -264,6 +265,7 @@ mod tests {
             commit: "c0ffee".into(),
             generation,
             proposal: None,
+            blob: None,
         }
     }
 
@@ -373,6 +375,7 @@ mod tests {
             commit: commit(2).to_string(),
             generation: 7,
             proposal: None,
+            blob: None,
         };
         assert_eq!(log.seen("ka", "fa"), Some(Seen::Same(&a)));
         assert_eq!(

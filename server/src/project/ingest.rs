@@ -98,7 +98,11 @@ impl Lane<'_> {
                 })
             } else {
                 let bytes = self.repo.read_blob(*blob)?;
-                root.parse(rel, &bytes, meta.as_ref())
+                root.parse(rel, &bytes, meta.as_ref()).map(|mut e| {
+                    // The version an edit of this entry starts from.
+                    e.blob = blob.to_string();
+                    e
+                })
             };
             self.cache.insert(
                 path.clone(),
@@ -129,6 +133,18 @@ impl Lane<'_> {
                 None => {}
             }
         }
+        // `supersedes` naming a missing entry or closing a cycle: reported, and ignored
+        // (those entries still compile, so they are not counted invalid).
+        let invalid = diags.len() as u64;
+        diags.extend(
+            helix_index_format::lifecycle_diagnostics(&entries)
+                .into_iter()
+                .map(|d| DiagnosticInfo {
+                    path: d.path,
+                    line: d.line,
+                    reason: d.reason,
+                }),
+        );
         // Replicas of a project compile the same commit into the same bytes, hence the same
         // ETag: the generation is the commit's first-parent depth and the build time its
         // commit time. Only a history rewritten below the served generation counts on from it.
@@ -145,7 +161,7 @@ impl Lane<'_> {
         let built = helix_index_format::build(&entries, &info);
         let entry_count = entries.len() as u64;
         census.entries = entry_count;
-        census.invalid = diags.len() as u64;
+        census.invalid = invalid;
         for (e, path) in entries.into_iter().zip(order) {
             if let Some(c) = self.cache.get_mut(path) {
                 c.parsed = Ok(e);

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use helix_index_format::wire::{ProposalInfo, ProposalState, WriteAck};
+use helix_index_format::wire::{EditConflict, ProposalInfo, ProposalState, WriteAck};
 use helix_index_format::{NewEntry, ValidationError};
 use tokio::sync::oneshot;
 
@@ -104,7 +104,10 @@ pub struct WriteReply {
 pub struct WriteJob {
     pub key: Option<String>,
     pub author: String,
+    /// The entry's fields (for an edit: as parsed from its new text).
     pub entry: NewEntry,
+    /// Set when the write replaces an existing entry instead of adding one.
+    pub edit: Option<Box<EditTarget>>,
     pub reply: ReplyTx,
 }
 
@@ -116,6 +119,23 @@ pub struct Proposed<'a> {
     pub author: &'a str,
     pub key: Option<&'a str>,
     pub fingerprint: &'a str,
+    /// An edit of an existing entry (its file is the edit's content).
+    pub edit: Option<&'a EditTarget>,
+}
+
+/// What an edit replaces, the version it starts from and the file it writes.
+#[derive(Debug, Clone)]
+pub struct EditTarget {
+    /// Entry id (relative to the project's subdirectory).
+    pub id: String,
+    /// The blob id the edit was written from.
+    pub base: String,
+    /// The whole new file.
+    pub content: String,
+    /// The new text says `status: retired`.
+    pub retired: bool,
+    /// The new text's `supersedes`.
+    pub supersedes: Vec<String>,
 }
 
 /// Where a write's answer goes.
@@ -154,6 +174,34 @@ pub enum WriteError {
         folder: String,
         file: String,
     },
+    /// An edit started from another version of the entry than the current one.
+    #[error(
+        "entry {} changed since this edit started: the edit is based on blob {}, the entry is now blob {}; merge the change into the current text and send it again with base {}",
+        .0.id, .0.base, .0.current, .0.current
+    )]
+    EditConflict(Box<EditConflict>),
+    #[error("no entry {id} in this project (never, or deleted since)")]
+    NoSuchEntry { id: String },
+    #[error(
+        "entry {id} is superseded by {by}; edit {by} instead (or remove its `supersedes: {id}` first)"
+    )]
+    Superseded { id: String, by: String },
+    #[error(
+        "entry {id} is retired (`status: retired`); an edit may only bring it back (set `status: active` or remove `status`)"
+    )]
+    Retired { id: String },
+    /// The new text's `supersedes` names a missing entry or closes a cycle.
+    #[error("entry {id}: {reason}")]
+    Supersedes { id: String, reason: String },
+    /// The project already holds an entry that says nearly the same.
+    #[error(
+        "{id} ({title:?}) says nearly the same (similarity {score:.2}); edit it instead, or send this entry again with \"force\": true"
+    )]
+    Duplicate {
+        id: String,
+        title: String,
+        score: f32,
+    },
     /// The idempotency key was first used for another entry (`first`: its id).
     #[error(
         "Idempotency-Key {key:?} was first used for {first}, with a different entry; a key names one entry: send this one with a new key"
@@ -186,6 +234,12 @@ impl WriteError {
                 | WriteError::TopicTaken { .. }
                 | WriteError::TopicInBatch { .. }
                 | WriteError::KeyReused { .. }
+                | WriteError::EditConflict(_)
+                | WriteError::NoSuchEntry { .. }
+                | WriteError::Superseded { .. }
+                | WriteError::Retired { .. }
+                | WriteError::Supersedes { .. }
+                | WriteError::Duplicate { .. }
         )
     }
 }

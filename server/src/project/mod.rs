@@ -1,6 +1,8 @@
 //! Projects at run time: each one's served artifact, and one worker thread per repository
 //! that owns it and does every git operation of its projects (fetch, ingest, writes, push).
 
+mod duplicates;
+mod edit;
 mod idempotency;
 mod ingest;
 mod jobs;
@@ -27,8 +29,8 @@ use crate::sys::{lock, now_secs, read};
 
 use idempotency::IdempotencyLog;
 pub use jobs::{
-    Job, JobError, ProposalError, ProposalJob, ProposalOp, ReplyTx, WriteError, WriteJob,
-    WriteReply,
+    EditTarget, Job, JobError, ProposalError, ProposalJob, ProposalOp, ReplyTx, WriteError,
+    WriteJob, WriteReply,
 };
 use placement::Group;
 

@@ -32,6 +32,17 @@ pub struct Record {
     pub key: Option<String>,
     #[serde(default)]
     pub fingerprint: String,
+    /// Set when the proposal is an edit of an existing entry: landed on a branch that moved,
+    /// it is applied again as that edit (its base checked), not as a new entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub edit: Option<ProposedEdit>,
+}
+
+/// What an edit proposal replaces: the blob it started from and the whole new file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ProposedEdit {
+    pub base: String,
+    pub content: String,
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]

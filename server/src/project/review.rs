@@ -8,8 +8,8 @@ use gix::ObjectId;
 use helix_index_format::wire::{Landed, ProposalAck, ProposalInfo, ProposalState, WriteAck};
 
 use super::Lane;
-use super::jobs::{ProposalError, ProposalJob, ProposalOp, Proposed, WriteError};
-use super::proposals::{Record, branch_name};
+use super::jobs::{EditTarget, ProposalError, ProposalJob, ProposalOp, Proposed, WriteError};
+use super::proposals::{ProposedEdit, Record, branch_name};
 use crate::git::PushOutcome;
 use crate::sys::{lock, now_secs};
 
@@ -25,6 +25,7 @@ fn proposal_ack(r: &Record) -> WriteAck {
             branch: r.info.branch.clone(),
             forge: r.info.forge.clone(),
         }),
+        blob: None,
     }
 }
 
@@ -33,6 +34,20 @@ fn proposal_ack(r: &Record) -> WriteAck {
 const MAX_BRANCH_TRIES: usize = 8;
 
 impl Lane<'_> {
+    /// The edit an edit proposal at `path` makes, as the write path takes it (its checks
+    /// against the entry's current blob run again when it lands).
+    fn edit_target(&self, path: &str, e: &ProposedEdit) -> Result<EditTarget, WriteError> {
+        let id = self.id_of(path);
+        let parsed = helix_index_format::validate_edit(&id, &e.content)?;
+        Ok(EditTarget {
+            retired: parsed.is_retired(),
+            supersedes: parsed.supersedes().into_iter().map(String::from).collect(),
+            id,
+            base: e.base.clone(),
+            content: e.content.clone(),
+        })
+    }
+
     /// Commits `file` at `path` on top of `base` onto a new proposal branch, pushes it, and
     /// records the proposal. The project's branch is not touched.
     pub(super) fn propose(
@@ -47,6 +62,7 @@ impl Lane<'_> {
             author,
             key,
             fingerprint,
+            edit,
         } = write;
         let id_of_entry = self.id_of(&path);
         let slug = helix_index_format::slugify(&entry.title);
@@ -100,6 +116,10 @@ impl Lane<'_> {
                     entry: entry.clone(),
                     key: key.map(str::to_string),
                     fingerprint: fingerprint.to_string(),
+                    edit: edit.map(|e| ProposedEdit {
+                        base: e.base.clone(),
+                        content: e.content.clone(),
+                    }),
                 });
                 book.save();
                 id
@@ -325,7 +345,14 @@ impl Lane<'_> {
         }
         let (landed_commit, path) = match landed {
             Some(l) => l,
-            None => self.land(&r.entry, &r.info.author).map_err(land_err)?,
+            None => {
+                let edit = match &r.edit {
+                    Some(e) => Some(self.edit_target(&r.path, e).map_err(land_err)?),
+                    None => None,
+                };
+                self.land(&r.entry, &r.info.author, edit)
+                    .map_err(land_err)?
+            }
         };
         let generation = match self.ingest(Some(landed_commit), started) {
             Ok(Some(info)) => info.generation,

@@ -9,7 +9,7 @@ use gix::ObjectId;
 use helix_index_format::{Entry, NewEntry};
 
 use super::idempotency::{IdempotencyLog, Seen};
-use super::jobs::{Proposed, ReplyTx, WriteError, WriteJob, WriteReply};
+use super::jobs::{EditTarget, Proposed, ReplyTx, WriteError, WriteJob, WriteReply};
 use super::{Lane, WriteAck};
 use crate::git::{Folder, GitError, Kind, PushOutcome};
 
@@ -29,7 +29,7 @@ struct Group {
 impl Group {
     fn new(job: WriteJob) -> Group {
         Group {
-            fingerprint: fingerprint(&job.author, &job.entry),
+            fingerprint: fingerprint(&job.author, &job.entry, job.edit.as_deref()),
             job,
             repeats: Vec::new(),
         }
@@ -142,6 +142,7 @@ impl Lane<'_> {
             // Replays whose key appeared in git (recovered after a crash, or pushed by an
             // earlier run whose push finished late) are answered from it, not re-applied.
             groups = self.answer_known(groups);
+            groups = self.refuse_duplicates(groups);
             if groups.is_empty() {
                 // Compile the recovered commits (a no-op if already served).
                 let tip = self.tip().ok().flatten();
@@ -165,12 +166,20 @@ impl Lane<'_> {
                 let mut answers = Vec::with_capacity(groups.len());
                 for (g, placed) in groups.iter().zip(placed) {
                     answers.push(placed.map(|path| {
+                        // An edit's file is written verbatim: its blob is the next base.
+                        let blob = g.job.edit.as_ref().and_then(|e| {
+                            self.repo
+                                .blob_id(e.content.as_bytes())
+                                .ok()
+                                .map(|b| b.to_string())
+                        });
                         let ack = WriteAck {
                             id: self.id_of(&path),
                             path,
                             commit: commit.to_string(),
                             generation: self.generation,
                             proposal: None,
+                            blob,
                         };
                         if let Some(k) = &g.job.key {
                             self.idem
@@ -200,6 +209,7 @@ impl Lane<'_> {
     /// direct write would be), answered and its key recorded like a direct write.
     fn propose_groups(&mut self, groups: Vec<Group>) {
         let groups = self.answer_known(groups);
+        let groups = self.refuse_duplicates(groups);
         if groups.is_empty() {
             return;
         }
@@ -232,12 +242,16 @@ impl Lane<'_> {
             });
             let made = recovered.unwrap_or_else(|| {
                 let path = path?;
-                let file = self.entry_file(&g.job.entry, &g.job.author, &path);
+                let file = match &g.job.edit {
+                    Some(e) => e.content.clone().into_bytes(),
+                    None => self.entry_file(&g.job.entry, &g.job.author, &path),
+                };
                 let write = Proposed {
                     entry: &g.job.entry,
                     author: &g.job.author,
                     key: g.job.key.as_deref(),
                     fingerprint: &g.fingerprint,
+                    edit: g.job.edit.as_deref(),
                 };
                 self.propose(write, base, path, file)
             });
@@ -267,12 +281,14 @@ impl Lane<'_> {
         &mut self,
         entry: &NewEntry,
         author: &str,
+        edit: Option<EditTarget>,
     ) -> Result<(ObjectId, String), WriteError> {
         let (reply, _) = tokio::sync::oneshot::channel();
         let g = Group::new(WriteJob {
             key: None,
             author: author.to_string(),
             entry: entry.clone(),
+            edit: edit.map(Box::new),
             reply,
         });
         let groups = [g];
@@ -303,6 +319,7 @@ impl Lane<'_> {
             author: Some(author.to_string()),
             body: new.body.clone(),
             extra: Default::default(),
+            blob: String::new(),
         };
         helix_index_format::render_entry(&entry).into_bytes()
     }
@@ -323,6 +340,33 @@ impl Lane<'_> {
             }
         }
         self.reply(known, false);
+        rest
+    }
+
+    /// Answers the writes that nearly repeat an entry of the served artifact or an earlier
+    /// write of the batch (unless forced; after replays, which are never refused so);
+    /// returns the others.
+    fn refuse_duplicates(&self, groups: Vec<Group>) -> Vec<Group> {
+        let served = self.project.current();
+        let mut refused = Vec::new();
+        let mut rest: Vec<Group> = Vec::with_capacity(groups.len());
+        for g in groups {
+            // An edit replaces its own entry, which it always resembles.
+            if g.job.edit.is_some() {
+                rest.push(g);
+                continue;
+            }
+            let earlier: Vec<&NewEntry> = rest.iter().map(|g| &g.job.entry).collect();
+            match super::duplicates::check(
+                served.as_deref().map(|s| &s.bytes[..]),
+                &earlier,
+                &g.job.entry,
+            ) {
+                Some(e) => refused.push((g, Err(e))),
+                None => rest.push(g),
+            }
+        }
+        self.reply(refused, false);
         rest
     }
 
@@ -362,7 +406,13 @@ impl Lane<'_> {
         let mut files: HashSet<String> = HashSet::new();
         let mut dirs: HashSet<String> = HashSet::new();
         let mut out = Vec::with_capacity(groups.len());
+        // Files edited by earlier writes of the batch: their new blob and text.
+        let mut edited: HashMap<String, (ObjectId, String)> = HashMap::new();
         for g in groups {
+            if let Some(edit) = &g.job.edit {
+                out.push(self.place_edit(parent, edit, &mut edited)?);
+                continue;
+            }
             let topic = &g.job.entry.topic;
             let topic_dir = match &prefix {
                 Some(p) => format!("{p}/{topic}"),
@@ -437,6 +487,11 @@ impl Lane<'_> {
             let mut listed = Vec::new();
             for (g, path) in groups.iter().zip(&placed) {
                 let Ok(path) = path else { continue };
+                if let Some(edit) = &g.job.edit {
+                    files.push((path.clone(), edit.content.clone().into_bytes()));
+                    listed.push((g, path));
+                    continue;
+                }
                 files.push((
                     path.clone(),
                     self.entry_file(&g.job.entry, &g.job.author, path),
@@ -455,13 +510,23 @@ impl Lane<'_> {
             } else {
                 "helix-server"
             };
-            let mut msg = if listed.len() == 1 {
-                format!("Add {}\n\n", self.id_of(listed[0].1))
-            } else {
-                format!("Add {} entries\n\n", listed.len())
+            let edits = listed.iter().filter(|(g, _)| g.job.edit.is_some()).count();
+            let mut msg = match (listed.len(), edits) {
+                (1, 1) => format!("Edit {}\n\n", self.id_of(listed[0].1)),
+                (1, _) => format!("Add {}\n\n", self.id_of(listed[0].1)),
+                (n, 0) => format!("Add {n} entries\n\n"),
+                (n, _) => format!("Write {n} entries\n\n"),
             };
             for (g, path) in &listed {
-                msg.push_str(&format!("- {} ({})\n", self.id_of(path), g.job.author));
+                let what = match &g.job.edit {
+                    Some(e) => format!(", edit of blob {}", e.base),
+                    None => String::new(),
+                };
+                msg.push_str(&format!(
+                    "- {} ({}{what})\n",
+                    self.id_of(path),
+                    g.job.author
+                ));
             }
             let keyed: Vec<String> = listed
                 .iter()
@@ -561,10 +626,18 @@ fn ancestors(path: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-/// What makes two writes the same write: who sent it and every field of the entry.
-fn fingerprint(author: &str, e: &NewEntry) -> String {
+/// What makes two writes the same write: who sent it and every field of the entry (and,
+/// for an edit, what it edits, from which version, and the whole new file).
+fn fingerprint(author: &str, e: &NewEntry, edit: Option<&EditTarget>) -> String {
     use sha2::Digest;
-    let canonical = serde_json::json!([author, e.topic, e.title, e.body, e.tags, e.sources]);
+    let mut canonical = serde_json::json!([author, e.topic, e.title, e.body, e.tags, e.sources]);
+    if let (Some(edit), Some(parts)) = (edit, canonical.as_array_mut()) {
+        parts.extend([
+            edit.id.clone().into(),
+            edit.base.clone().into(),
+            edit.content.clone().into(),
+        ]);
+    }
     let digest = sha2::Sha256::digest(canonical.to_string().as_bytes());
     hex::encode(&digest[..16])
 }
@@ -581,6 +654,7 @@ mod tests {
             commit: "c0ffee".into(),
             generation: 1,
             proposal: None,
+            blob: None,
         };
         let reply = |created| {
             Ok(WriteReply {

@@ -267,7 +267,9 @@ fn writes_never_replace_or_delete_existing_paths() {
     assert_eq!(up.head(), head, "nothing was committed for refused topics");
 
     for (title, expect) in [("dir", "build/dir-2.md"), ("hello", "build/hello-2.md")] {
-        let body = json!({"topic": "build", "title": title, "body": "Gets a free name."});
+        // Same titles on purpose: forced past the near-duplicate check to reach placement.
+        let body =
+            json!({"topic": "build", "title": title, "body": "Gets a free name.", "force": true});
         let (st, v) = post_entry(&c, &s, "kb", &tok, None, &body);
         assert_eq!(st, StatusCode::CREATED, "{title}: {v}");
         assert_eq!(v["path"], expect, "{title}: {v}");
@@ -283,7 +285,7 @@ fn writes_never_replace_or_delete_existing_paths() {
                     "kb",
                     tok,
                     None,
-                    &json!({"topic": "ci", "title": title, "body": "Same slug."}),
+                    &json!({"topic": "ci", "title": title, "body": "Same slug.", "force": true}),
                 )
             })
         };

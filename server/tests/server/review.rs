@@ -688,3 +688,123 @@ fn rejects_forge_failures_and_moved_branches_leave_nothing_half_done() {
     let (st, _) = call(&c, "POST", u("/2/reject"), fx.tok("down/rita"), None);
     assert_eq!(st, 200);
 }
+
+/// `PUT` of an entry's file in review mode.
+fn put_edit(
+    c: &Client,
+    s: &Server,
+    token: &str,
+    id: &str,
+    base: &str,
+    content: &str,
+) -> (u16, Value) {
+    let r = c
+        .put(s.u(&format!("/v1/projects/kb/entries/{id}")))
+        .bearer_auth(token)
+        .json(&json!({"base": base, "content": content}))
+        .send()
+        .expect("put");
+    let st = r.status().as_u16();
+    (st, r.json().unwrap_or(Value::Null))
+}
+
+/// The blob id the served artifact records for `id`.
+fn served_blob(s: &Server, token: &str, id: &str) -> String {
+    let (_, _, bytes, _) = get_index(s, "kb", token);
+    let idx = Index::open(&bytes[..]).expect("opens");
+    let e = idx.entry_by_id(id).expect("reads").expect("entry present");
+    idx.blob(e.doc).expect("blob").unwrap_or("").to_string()
+}
+
+#[test]
+fn edits_in_review_mode_are_proposals_that_land_as_edits() {
+    let mut fx = Fixture::new();
+    let up = Upstream::new(&fx.root, "kb");
+    let original = "---\ntitle: Drain before deploy\n---\nDrain the node first.\n";
+    up.commit("Ann", &[("ops/drain.md", original)], "add drain");
+    review_project(&mut fx, "kb", &up, None);
+    let s = fx.start();
+    let c = client();
+    let head = up.head();
+    wait_status(&s, "kb", fx.tok("kb/reader"), |v| {
+        v["commit"] == head.as_str()
+    });
+    let base = served_blob(&s, fx.tok("kb/reader"), "ops/drain.md");
+    assert_eq!(base.len(), 40, "{base}");
+
+    // The edit becomes a proposal: the team's branch keeps the old text.
+    let edited = "---\ntitle: Drain before deploy\n---\nDrain the node first, then wait 30 s.\n";
+    let (st, ack) = put_edit(&c, &s, fx.tok("kb/alice"), "ops/drain.md", &base, edited);
+    assert_eq!(st, 200, "{ack}");
+    let branch = ack["proposal"]["branch"]
+        .as_str()
+        .expect("a proposal")
+        .to_string();
+    assert_eq!(ack["generation"], 0);
+    assert_eq!(up.head(), head);
+    let proposed = remote_branch(&up, &branch);
+    assert_eq!(tree_files(&up.bare, &proposed)["ops/drain.md"], edited);
+
+    // The branch moves on (another file), then the proposal is approved: it is applied
+    // again as the edit of ops/drain.md, not stored as a second entry beside it.
+    up.commit(
+        "Bob",
+        &[("ops/other.md", "---\ntitle: Other\n---\nOther.\n")],
+        "other",
+    );
+    let (st, _) = call(
+        &c,
+        "POST",
+        s.u("/v1/projects/kb/refresh?wait=1"),
+        fx.tok("kb/alice"),
+        None,
+    );
+    assert_eq!(st, 200);
+    let id = ack["proposal"]["id"].as_str().expect("id").to_string();
+    let (st, done) = call(
+        &c,
+        "POST",
+        s.u(&format!("/v1/projects/kb/proposals/{id}/approve")),
+        fx.tok("kb/rita"),
+        None,
+    );
+    assert_eq!(st, 200, "{done}");
+    let files = tree_files(&up.bare, "main");
+    assert_eq!(files["ops/drain.md"], edited);
+    assert_eq!(
+        files.keys().filter(|k| k.starts_with("ops/drain")).count(),
+        1,
+        "{:?}",
+        files.keys()
+    );
+    assert_eq!(remote_branch(&up, &branch), "");
+
+    // An edit proposal from a version that changed before approval is refused when it
+    // lands, naming both blobs; the team's branch keeps the newer text.
+    let base2 = served_blob(&s, fx.tok("kb/reader"), "ops/drain.md");
+    let second = "---\ntitle: Drain before deploy\n---\nDrain, wait, then deploy.\n";
+    let (st, ack2) = put_edit(&c, &s, fx.tok("kb/alice"), "ops/drain.md", &base2, second);
+    assert_eq!(st, 200, "{ack2}");
+    let newer = "---\ntitle: Drain before deploy\n---\nDrain with kubectl drain.\n";
+    up.commit("Bob", &[("ops/drain.md", newer)], "bob edits drain");
+    let (st, _) = call(
+        &c,
+        "POST",
+        s.u("/v1/projects/kb/refresh?wait=1"),
+        fx.tok("kb/alice"),
+        None,
+    );
+    assert_eq!(st, 200);
+    let id2 = ack2["proposal"]["id"].as_str().expect("id").to_string();
+    let (st, refused) = call(
+        &c,
+        "POST",
+        s.u(&format!("/v1/projects/kb/proposals/{id2}/approve")),
+        fx.tok("kb/rita"),
+        None,
+    );
+    assert_eq!(st, 409, "{refused}");
+    let msg = refused["error"]["message"].as_str().expect("message");
+    assert!(msg.contains(&base2), "{msg}");
+    assert_eq!(tree_files(&up.bare, "main")["ops/drain.md"], newer);
+}

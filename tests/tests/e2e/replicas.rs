@@ -206,8 +206,9 @@ fn two_replicas_behind_haproxy_store_once_and_serve_one_artifact() {
     let auth = format!("Bearer {token}");
     let post = |base: &str, i: usize| {
         let key = format!("replica-test-{i}");
+        // Alike on purpose (the path is tested, not the content): past the duplicate check.
         let body = format!(
-            r#"{{"topic":"load","title":"Stored note {i}","body":"Learned thing {i} the hard way."}}"#
+            r#"{{"topic":"load","title":"Stored note {i}","body":"Learned thing {i} the hard way.","force":true}}"#
         );
         let hdrs = [
             ("Authorization", auth.as_str()),
