@@ -23,6 +23,9 @@ pub struct Evidence {
     /// Share of the required terms' idf mass that the entry contains, 0 to 1; terms no
     /// entry contains count at the largest idf.
     pub coverage: f32,
+    /// [`coverage`](Self::coverage) of the terms some searched entry contains: in an error,
+    /// words no entry has are mostly the tools' own, not part of what it is about.
+    pub known_coverage: f32,
     /// The entry's score over the mean of the other scores among the best
     /// [`SEPARATION_DEPTH`] (missing ones count 0): how far it stands out from entries that
     /// merely share words with the query. 1 when all score alike.
@@ -45,13 +48,14 @@ impl Evidence {
                 required: 0,
                 unknown: 0,
                 coverage: 0.0,
+                known_coverage: 0.0,
                 separation: 0.0,
                 mass: 0.0,
                 gap: 0.0,
             };
         };
         let (mut matched, mut required, mut unknown) = (0u32, 0u32, 0u32);
-        let (mut mass, mut total) = (0.0f32, 0.0f32);
+        let (mut mass, mut total, mut known) = (0.0f32, 0.0f32, 0.0f32);
         for (i, t) in query.terms().iter().enumerate() {
             if !t.required {
                 continue;
@@ -61,6 +65,8 @@ impl Evidence {
             total += idf;
             if stats.df(&t.text) == 0 {
                 unknown += 1;
+            } else {
+                known += idf;
             }
             if mask & (1 << i) != 0 {
                 matched += 1;
@@ -81,6 +87,7 @@ impl Evidence {
             required,
             unknown,
             coverage: if total > 0.0 { mass / total } else { 0.0 },
+            known_coverage: if known > 0.0 { mass / known } else { 0.0 },
             separation: lead(score, mean),
             mass,
             gap: lead(score, next),

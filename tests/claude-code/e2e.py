@@ -63,10 +63,12 @@ MCP_CALLS = [
     ("brief", {"topic": "db"}),
     ("topics", {}),
 ]
-STORE_CALL = ("store", {"topic": "ci", "title": "Flaky pool test needs sixteen connections",
-                        "body": "The pool test hangs with fewer than 16 connections; set "
-                                "DATABASE_MAX_CONNECTIONS=16.",
-                        "sources": ["src/db/pool.rs"]})
+# Knowledge the team does not have yet: a store that repeats an entry (say, the pool fix
+# again) is refused as a near-duplicate, which the scripted model does not expect.
+STORE_CALL = ("store", {"topic": "ci", "title": "Session tests need a running Redis",
+                        "body": "The session tests connect to Redis on localhost:6379; start "
+                                "it with `docker run -p 6379:6379 redis:7` before cargo test.",
+                        "sources": ["tests/session.rs"]})
 STEPS = [
     [{"type": "tool_use", "name": "Read", "input": {"file_path": "{repo}/src/db/pool.rs"}}],
     [{"type": "tool_use", "name": f"@mcp:helix__{t}", "input": a} for t, a in MCP_CALLS],

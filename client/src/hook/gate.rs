@@ -159,7 +159,11 @@ pub fn points(e: &Evidence, form: Form) -> (f32, Signal) {
     };
     let parts = [
         (separation, Signal::Separation),
-        (2.0 * e.coverage, Signal::Coverage),
+        (
+            // An error's words no entry has are the tools' own (see `unknown` below).
+            2.0 * if prompt { e.coverage } else { e.known_coverage },
+            Signal::Coverage,
+        ),
         (0.25 * (e.matched as f32 - 2.0), Signal::Matched),
         (
             if form == Form::Question { 2.0 } else { 0.0 },
@@ -310,10 +314,24 @@ mod tests {
             required: matched + unknown + 2,
             unknown,
             coverage,
+            known_coverage: coverage,
             separation,
             mass: 0.0,
             gap: 1.0,
         }
+    }
+
+    #[test]
+    fn an_errors_unknown_words_do_not_dilute_its_coverage() {
+        // `error: linking with cc failed / = note: ld: cannot find -lssl` against the one
+        // entry on `cannot find -lssl`: `linking`, `cc` and `ld` are in no entry.
+        let e = Evidence {
+            known_coverage: 1.0,
+            ..ev(2, 3, 0.24, f32::INFINITY)
+        };
+        assert!(points(&e, Form::Error).0 >= MIN_POINTS);
+        // The same evidence in a prompt: the unknown words are the user's own names.
+        assert!(points(&e, Form::Prompt).0 < points(&e, Form::Error).0);
     }
 
     #[test]
