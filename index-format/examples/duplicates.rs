@@ -1,7 +1,9 @@
 //! Near-duplicate scores on a corpus, for `benches/duplicates.py`.
 //! Usage: `duplicates CORPUS_DIR pairs MIN` prints every pair of entries scoring at least MIN
 //! (as `helix check` finds them); `duplicates CORPUS_DIR score PAIRS.jsonl` prints each
-//! labelled pair (`{"a", "b", ...}`) with its score. One JSON object per line.
+//! labelled pair (`{"a", "b", ...}`) with its score and the parts it combines;
+//! `duplicates CORPUS_DIR terms PAIRS.jsonl` prints each pair's analysed title and body terms
+//! with their idf (for trying other measures). One JSON object per line.
 
 #[path = "shared/corpus.rs"]
 mod corpus;
@@ -56,6 +58,7 @@ fn main() {
                 v["body"] = serde_json::json!(parts.body);
                 v["cover"] = serde_json::json!(parts.cover);
                 v["cross"] = serde_json::json!(parts.cross);
+                v["sources"] = serde_json::json!(parts.sources);
                 println!("{v}");
             }
         }
