@@ -426,6 +426,31 @@ mod tests {
     }
 
     #[test]
+    fn every_piece_of_evidence_is_needed() {
+        let one = |_: &str| 1.0;
+        let none: [&str; 0] = [];
+        let body = "Run `\\! clear` from psql to clear the screen with the shell's command.";
+        let a = Fingerprint::new(Analyzer::CURRENT, "Clear the screen in psql", body, &none);
+        // The same body under a title asking something else: no title cover, no duplicate
+        // (a weighted sum of the cosines gave this pair 0.55).
+        let b = Fingerprint::new(Analyzer::CURRENT, "Count records by type", body, &none);
+        assert_eq!(similarity(&a, &b, &one), 0.0);
+        let p = Parts::of(&a, &b, &one);
+        assert!((p.body - 1.0).abs() < 1e-5 && p.cover == 0.0, "{p:?}");
+        // A title that contains the other one covers it fully; a title word the other entry
+        // never uses lowers the cross share.
+        let c = Fingerprint::new(
+            Analyzer::CURRENT,
+            "Clear the screen",
+            "Hit ctrl-l in the terminal.",
+            &none,
+        );
+        let p = Parts::of(&a, &c, &one);
+        assert!((p.cover - 1.0).abs() < 1e-5, "{p:?}");
+        assert!(p.cross < 0.7, "psql is not in the other entry: {p:?}");
+    }
+
+    #[test]
     fn pairs_lists_each_pair_once() {
         let mut files = NOTES.to_vec();
         files.push((
