@@ -23,9 +23,12 @@ pub struct Evidence {
     /// Share of the required terms' idf mass that the entry contains, 0 to 1; terms no
     /// entry contains count at the largest idf.
     pub coverage: f32,
-    /// [`coverage`](Self::coverage) of the terms some searched entry contains: in an error,
-    /// words no entry has are mostly the tools' own, not part of what it is about.
-    pub known_coverage: f32,
+    /// The idf mass of the required terms some searched entry contains, and the idf each
+    /// term no entry contains counts at: with [`mass`](Self::mass), what a caller needs to
+    /// weigh the unknown terms otherwise than [`coverage`](Self::coverage) does (in an error
+    /// they are mostly the tools' own words).
+    pub known_mass: f32,
+    pub unknown_idf: f32,
     /// The entry's score over the mean of the other scores among the best
     /// [`SEPARATION_DEPTH`] (missing ones count 0): how far it stands out from entries that
     /// merely share words with the query. 1 when all score alike.
@@ -48,14 +51,15 @@ impl Evidence {
                 required: 0,
                 unknown: 0,
                 coverage: 0.0,
-                known_coverage: 0.0,
+                known_mass: 0.0,
+                unknown_idf: 0.0,
                 separation: 0.0,
                 mass: 0.0,
                 gap: 0.0,
             };
         };
         let (mut matched, mut required, mut unknown) = (0u32, 0u32, 0u32);
-        let (mut mass, mut total, mut known) = (0.0f32, 0.0f32, 0.0f32);
+        let (mut mass, mut total, mut known, mut unknown_idf) = (0.0f32, 0.0f32, 0.0f32, 0.0f32);
         for (i, t) in query.terms().iter().enumerate() {
             if !t.required {
                 continue;
@@ -65,6 +69,7 @@ impl Evidence {
             total += idf;
             if stats.df(&t.text) == 0 {
                 unknown += 1;
+                unknown_idf = idf;
             } else {
                 known += idf;
             }
@@ -87,7 +92,8 @@ impl Evidence {
             required,
             unknown,
             coverage: if total > 0.0 { mass / total } else { 0.0 },
-            known_coverage: if known > 0.0 { mass / known } else { 0.0 },
+            known_mass: known,
+            unknown_idf,
             separation: lead(score, mean),
             mass,
             gap: lead(score, next),

@@ -126,8 +126,10 @@ pub const MAX_GAP: f32 = 2.0;
 /// Prompts: points per unit of matched idf beyond [`MASS_FLOOR`].
 pub const MASS_POINTS: f32 = 0.05;
 pub const MASS_FLOOR: f32 = 10.0;
-/// Errors: most unknown words counted (see [`points`]).
+/// Errors: most unknown words counted as a cost, and in the coverage's whole (see
+/// [`points`]).
 pub const MAX_ERROR_UNKNOWN: u32 = 2;
+pub const MAX_ERROR_UNKNOWN_COVERED: u32 = 1;
 /// Points a request for work loses.
 pub const WORK_PENALTY: f32 = 2.0;
 
@@ -147,6 +149,25 @@ pub fn points(e: &Evidence, form: Form) -> (f32, Signal) {
         MAX_SEPARATION_POINTS
     };
     let prompt = form != Form::Error;
+    // In an error, words no entry has are mostly the tools' own (`custom`, `notfound`,
+    // `errno`, `linking`), not names of the user's code as in a prompt: at most
+    // MAX_ERROR_UNKNOWN of them cost, and MAX_ERROR_UNKNOWN_COVERED count in the coverage's
+    // whole (an unknown word weighs the most idf: two of them halve a two-word match).
+    let unknown = if prompt {
+        e.unknown
+    } else {
+        e.unknown.min(MAX_ERROR_UNKNOWN)
+    };
+    let coverage = if prompt {
+        e.coverage
+    } else {
+        let whole = e.known_mass + unknown.min(MAX_ERROR_UNKNOWN_COVERED) as f32 * e.unknown_idf;
+        if whole > 0.0 {
+            (e.mass / whole).min(1.0)
+        } else {
+            0.0
+        }
+    };
     let gap = if prompt && e.gap > 0.0 {
         GAP_POINTS * libm::logf(e.gap.min(MAX_GAP))
     } else {
@@ -159,11 +180,7 @@ pub fn points(e: &Evidence, form: Form) -> (f32, Signal) {
     };
     let parts = [
         (separation, Signal::Separation),
-        (
-            // An error's words no entry has are the tools' own (see `unknown` below).
-            2.0 * if prompt { e.coverage } else { e.known_coverage },
-            Signal::Coverage,
-        ),
+        (2.0 * coverage, Signal::Coverage),
         (0.25 * (e.matched as f32 - 2.0), Signal::Matched),
         (
             if form == Form::Question { 2.0 } else { 0.0 },
@@ -177,13 +194,7 @@ pub fn points(e: &Evidence, form: Form) -> (f32, Signal) {
     } else {
         0.0
     };
-    // In an error, words no entry has are mostly the tools' own (`custom`, `notfound`,
-    // `errno`), not names of the user's code as in a prompt: they cost at most half a point.
-    let unknown = if prompt {
-        e.unknown
-    } else {
-        e.unknown.min(MAX_ERROR_UNKNOWN)
-    };
+
     let total = parts.iter().map(|p| p.0).sum::<f32>() - 0.25 * unknown as f32 - penalty;
     let signal = parts
         .iter()
@@ -314,9 +325,11 @@ mod tests {
             required: matched + unknown + 2,
             unknown,
             coverage,
-            known_coverage: coverage,
+            // An error's coverage (known words, at most two unknown) is `coverage` too.
+            known_mass: 1.0,
+            unknown_idf: 0.0,
             separation,
-            mass: 0.0,
+            mass: coverage,
             gap: 1.0,
         }
     }
@@ -325,13 +338,25 @@ mod tests {
     fn an_errors_unknown_words_do_not_dilute_its_coverage() {
         // `error: linking with cc failed / = note: ld: cannot find -lssl` against the one
         // entry on `cannot find -lssl`: `linking`, `cc` and `ld` are in no entry.
+        // BM25 idf in three entries: 0.98 for a word one entry has, 2.08 for an unknown one.
         let e = Evidence {
-            known_coverage: 1.0,
-            ..ev(2, 3, 0.24, f32::INFINITY)
+            mass: 1.96,
+            known_mass: 1.96,
+            unknown_idf: 2.08,
+            ..ev(2, 3, 1.96 / 8.2, f32::INFINITY)
         };
         assert!(points(&e, Form::Error).0 >= MIN_POINTS);
         // The same evidence in a prompt: the unknown words are the user's own names.
         assert!(points(&e, Form::Prompt).0 < points(&e, Form::Error).0);
+        // An unrelated failure sharing one word with an entry among a dozen it has not
+        // seen stays out, however small the knowledge base.
+        let e = Evidence {
+            mass: 0.98,
+            known_mass: 2.94,
+            unknown_idf: 2.08,
+            ..ev(1, 12, 0.98 / 27.9, f32::INFINITY)
+        };
+        assert!(points(&e, Form::Error).0 < MIN_POINTS);
     }
 
     #[test]
@@ -406,6 +431,7 @@ mod tests {
         // 30 units of matched idf: 20 beyond the floor, one point.
         e.gap = 1.0;
         e.mass = 30.0;
+        e.known_mass = 60.0; // the same coverage, 0.5, for an error
         let (rich, _) = points(&e, Form::Prompt);
         assert!((rich - flat - 1.0).abs() < 1e-3, "{rich} {flat}");
         // Errors count neither.
