@@ -731,6 +731,14 @@ fn edits_in_review_mode_are_proposals_that_land_as_edits() {
     });
     let base = served_blob(&s, fx.tok("kb/reader"), "ops/drain.md");
     assert_eq!(base.len(), 40, "{base}");
+    let refresh = || {
+        let url = s.u("/v1/projects/kb/refresh?wait=1");
+        assert_eq!(call(&c, "POST", url, fx.tok("kb/alice"), None).0, 200);
+    };
+    let approve = |id: &str| {
+        let url = s.u(&format!("/v1/projects/kb/proposals/{id}/approve"));
+        call(&c, "POST", url, fx.tok("kb/rita"), None)
+    };
 
     // The edit becomes a proposal: the team's branch keeps the old text.
     let edited = "---\ntitle: Drain before deploy\n---\nDrain the node first, then wait 30 s.\n";
@@ -752,22 +760,9 @@ fn edits_in_review_mode_are_proposals_that_land_as_edits() {
         &[("ops/other.md", "---\ntitle: Other\n---\nOther.\n")],
         "other",
     );
-    let (st, _) = call(
-        &c,
-        "POST",
-        s.u("/v1/projects/kb/refresh?wait=1"),
-        fx.tok("kb/alice"),
-        None,
-    );
-    assert_eq!(st, 200);
+    refresh();
     let id = ack["proposal"]["id"].as_str().expect("id").to_string();
-    let (st, done) = call(
-        &c,
-        "POST",
-        s.u(&format!("/v1/projects/kb/proposals/{id}/approve")),
-        fx.tok("kb/rita"),
-        None,
-    );
+    let (st, done) = approve(&id);
     assert_eq!(st, 200, "{done}");
     let files = tree_files(&up.bare, "main");
     assert_eq!(files["ops/drain.md"], edited);
@@ -787,22 +782,9 @@ fn edits_in_review_mode_are_proposals_that_land_as_edits() {
     assert_eq!(st, 200, "{ack2}");
     let newer = "---\ntitle: Drain before deploy\n---\nDrain with kubectl drain.\n";
     up.commit("Bob", &[("ops/drain.md", newer)], "bob edits drain");
-    let (st, _) = call(
-        &c,
-        "POST",
-        s.u("/v1/projects/kb/refresh?wait=1"),
-        fx.tok("kb/alice"),
-        None,
-    );
-    assert_eq!(st, 200);
+    refresh();
     let id2 = ack2["proposal"]["id"].as_str().expect("id").to_string();
-    let (st, refused) = call(
-        &c,
-        "POST",
-        s.u(&format!("/v1/projects/kb/proposals/{id2}/approve")),
-        fx.tok("kb/rita"),
-        None,
-    );
+    let (st, refused) = approve(&id2);
     assert_eq!(st, 409, "{refused}");
     let msg = refused["error"]["message"].as_str().expect("message");
     assert!(msg.contains(&base2), "{msg}");
