@@ -594,6 +594,11 @@ fn proposal_id(id: &str) -> Result<String, AppError> {
     }
 }
 
+/// A query flag (`?all`, `?wait=1`): on unless absent, `0` or `false`.
+fn is_set(flag: Option<String>) -> bool {
+    flag.is_some_and(|w| w != "0" && w != "false")
+}
+
 #[derive(Debug, Deserialize)]
 struct ProposalsQuery {
     #[serde(default)]
@@ -607,10 +612,7 @@ async fn list_proposals(
     query: Result<Query<ProposalsQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Response, AppError> {
     let (_, p) = authorize(&state, &caller, &project, Scope::Review)?;
-    let all = query
-        .ok()
-        .and_then(|q| q.0.all)
-        .is_some_and(|w| w != "0" && w != "false");
+    let all = is_set(query.ok().and_then(|q| q.0.all));
     let list = proposal_job(&p, ProposalOp::List { all }).await?;
     Ok(Json(json!({ "proposals": list })).into_response())
 }
@@ -801,10 +803,7 @@ async fn refresh(
                 .into_response());
         }
     }
-    let wait = query
-        .ok()
-        .and_then(|q| q.0.wait)
-        .is_some_and(|w| w != "0" && w != "false");
+    let wait = is_set(query.ok().and_then(|q| q.0.wait));
     if !wait {
         p.send(Job::Refresh(None))?;
         return Ok((StatusCode::ACCEPTED, Json(json!({"status": "refreshing"}))).into_response());
