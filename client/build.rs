@@ -1,27 +1,117 @@
-//! Links the code that hooks run into one contiguous `.text.hot` section of the `helix`
-//! binary. A hook is a fresh process, and each 64 KiB of code it touches is a page fault;
-//! scattered over the 2 MB text, the hook path touched about 23 such chunks, packed it
-//! touches 5 (docs/benchmarks.md has the figures).
+//! Two link-time measures for the `helix` binary, whose every hook is a fresh process:
 //!
-//! `hot-text.txt` lists the hook path's functions as symbol-name patterns, recorded by
-//! `client/benches/hot-text.sh`. Crate hashes are wildcards, so the list survives rebuilds
-//! and toolchain updates; a function missing from it only lands in ordinary `.text`.
-//! The generated linker script uses `INSERT BEFORE .text`, so the default layout stays;
-//! GNU ld and lld both read it. Set `HELIX_HOT_TEXT=0` to link without it.
+//! 1. **Hot text.** The code that hooks run goes into one contiguous `.text.hot` section.
+//!    Each 64 KiB of code a hook touches is a page fault; scattered over the 2 MB text, the
+//!    hook path touched about 23 such chunks, packed it touches 5. `hot-text.txt` lists the
+//!    hook path's functions as symbol-name patterns, recorded by `client/benches/hot-text.sh`.
+//!    Crate hashes are wildcards, so the list survives rebuilds and toolchain updates; a
+//!    function missing from it only lands in ordinary `.text`. The generated linker script
+//!    uses `INSERT BEFORE .text`, so the default layout stays; GNU ld and lld both read it.
+//!    Set `HELIX_HOT_TEXT=0` to link without it.
+//! 2. **Static link.** With glibc linked dynamically, the loader (mapping libc and libgcc_s,
+//!    relocating and binding them) was 27% of a prompt hook's instructions. `helix` is linked
+//!    as a static PIE (ASLR kept) against glibc's and libgcc's archives. Stable Cargo cannot
+//!    set `crt-static` for one binary (a host-wide flag also reaches proc-macros), and rustc
+//!    asks for the system libraries after `-Bdynamic`, so a private search directory answers
+//!    those names (`-lc`, `-lgcc_s`, ...) with linker scripts naming the static archives.
+//!    The binary has no network code, so glibc's static NSS caveats do not apply to it.
+//!    When an archive is missing (no `libc.a` installed), `helix` stays dynamic, with a
+//!    warning. Set `HELIX_STATIC=0` to link dynamically. docs/benchmarks.md has the figures.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
+fn env(key: &str) -> String {
+    std::env::var(key).unwrap_or_default()
+}
+
 fn main() {
     println!("cargo:rerun-if-changed=hot-text.txt");
     println!("cargo:rerun-if-env-changed=HELIX_HOT_TEXT");
-    let env = |k: &str| std::env::var(k).unwrap_or_default();
-    if env("CARGO_CFG_TARGET_OS") != "linux"
-        || env("CARGO_CFG_TARGET_ENV") != "gnu"
-        || env("HELIX_HOT_TEXT") == "0"
+    println!("cargo:rerun-if-env-changed=HELIX_STATIC");
+    if env("CARGO_CFG_TARGET_OS") != "linux" || env("CARGO_CFG_TARGET_ENV") != "gnu" {
+        return;
+    }
+    if env("HELIX_STATIC") != "0" {
+        static_link();
+    }
+    if env("HELIX_HOT_TEXT") != "0" {
+        hot_text();
+    }
+}
+
+/// The system libraries rustc names for a glibc target, and the archives that stand in for
+/// each (in link order: libgcc_eh needs libgcc, both need libc).
+const STATIC_STAND_INS: &[(&str, &[&str])] = &[
+    ("gcc_s", &["libgcc_eh.a", "libgcc.a"]),
+    ("c", &["libc.a", "libgcc.a", "libgcc_eh.a"]),
+    ("m", &["libm.a"]),
+    ("pthread", &["libpthread.a"]),
+    ("rt", &["librt.a"]),
+    ("dl", &["libdl.a"]),
+    ("util", &["libutil.a"]),
+];
+
+fn static_link() {
+    // Already static (`-C target-feature=+crt-static`): rustc does it all.
+    if env("CARGO_CFG_TARGET_FEATURE")
+        .split(',')
+        .any(|f| f == "crt-static")
     {
         return;
     }
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let archive = |name: &str| -> Option<PathBuf> {
+        let out = std::process::Command::new(&cc)
+            .arg(format!("-print-file-name={name}"))
+            .output()
+            .ok()?;
+        let path = PathBuf::from(String::from_utf8(out.stdout).ok()?.trim());
+        // An unknown file comes back as its bare name.
+        (path.is_absolute() && path.is_file()).then_some(path)
+    };
+    let dir = PathBuf::from(env("OUT_DIR")).join("static-libs");
+    let mut scripts = Vec::new();
+    for (lib, archives) in STATIC_STAND_INS {
+        let mut inputs = Vec::new();
+        for name in *archives {
+            match archive(name) {
+                Some(path) => inputs.push(format!("\"{}\"", path.display())),
+                // glibc 2.34+ keeps empty libpthread/librt/libdl/libutil archives; older
+                // or other layouts may lack them, and nothing is lost without them.
+                None if lib != &"gcc_s" && lib != &"c" => {}
+                None => {
+                    println!(
+                        "cargo:warning=helix is linked dynamically: `{cc} -print-file-name={name}` \
+                         found no static archive (install glibc's static libraries, or set \
+                         HELIX_STATIC=0 to silence this)"
+                    );
+                    return;
+                }
+            }
+        }
+        // Read by the linker for both `.so` (after `-Bdynamic`) and `.a` lookups.
+        let script = if inputs.is_empty() {
+            "/* nothing to link */\n".to_string()
+        } else {
+            format!("GROUP({})\n", inputs.join(" "))
+        };
+        scripts.push((lib, script));
+    }
+    std::fs::create_dir_all(&dir).expect("create OUT_DIR/static-libs");
+    for (lib, script) in scripts {
+        for ext in ["so", "a"] {
+            std::fs::write(dir.join(format!("lib{lib}.{ext}")), &script)
+                .expect("write a stand-in into OUT_DIR/static-libs");
+        }
+    }
+    // `-L` applies to every `-l` wherever it stands, and the search directories given on
+    // the command line come before the system's.
+    println!("cargo:rustc-link-arg-bin=helix=-static-pie");
+    println!("cargo:rustc-link-arg-bin=helix=-L{}", dir.display());
+}
+
+fn hot_text() {
     let list = match std::fs::read_to_string("hot-text.txt") {
         Ok(list) => list,
         Err(e) => {
