@@ -47,9 +47,10 @@ EVENTS = {  # kind -> (helix hook name, Claude Code event)
 TARGETS = {"everyday_inject": 0.10, "targeted_hit3": 0.90}
 # `tune`: the cases the ranking and the gate were developed against; `heldout`: cases
 # written before the first tuning pass, looked at in the second (issue 13's recall work);
-# `fresh`: written blind to the gate before that second pass and never tuned on (the
-# honest figure).
-SPLITS = ("tune", "heldout", "fresh")
+# `fresh`: written blind to the gate before that second pass and not tuned on until the
+# third; `fresh2`: written by someone who had not seen helix's code, before the third pass
+# (topic words), and never tuned on (the honest figure).
+SPLITS = ("tune", "heldout", "fresh", "fresh2")
 
 
 def die(msg):

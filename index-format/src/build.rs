@@ -15,7 +15,8 @@ use crate::tokenize::{TOKENIZER_VERSION, tokenize_with};
 /// Field weights (BM25F-style, Robertson et al. 2004, one length normalisation): a title
 /// word counts this many times in the term frequency of the entry. The title field holds
 /// the title and the front-matter `name` and `description`; tags weigh the same. Part of
-/// [`TOKENIZER_VERSION`] 2: changing a weight changes the artifact's term frequencies.
+/// [`TOKENIZER_VERSION`] 2 (the topic in the tags field: 3): changing a weight changes the
+/// artifact's term frequencies.
 pub const TITLE_WEIGHT: u32 = 2;
 /// Weight of a tag word (see [`TITLE_WEIGHT`]); the body weighs 1.
 pub const TAG_WEIGHT: u32 = 2;
@@ -379,6 +380,9 @@ fn invert(docs: &[&Entry], first_doc: u32) -> Result<Inverted, BuildError> {
         for t in &d.tags {
             add_text(t, TAG_WEIGHT);
         }
+        // The topic folder (`vim`, `react-testing-library`) says what area an entry is
+        // about as a tag does; prompts name it ("in vim, …") where the entry does not.
+        add_text(&d.topic, TAG_WEIGHT);
         add_text(&d.body, 1);
         doc_lens.push(U32::new(u32_of(doc_len, "tokens in one entry")?));
         // Documents are visited in order, so each posting list stays sorted by doc.

@@ -117,7 +117,8 @@ fn lead(score: f32, other: f32) -> f32 {
 pub struct TermScore {
     pub term: String,
     pub idf: f32,
-    /// Occurrences in the title field (title, `name`, `description`), the tags and the body.
+    /// Occurrences in the title field (title, `name`, `description`), the tags (with the
+    /// topic, tokenizer 3 on) and the body.
     pub title: u32,
     pub tags: u32,
     pub body: u32,
@@ -154,7 +155,8 @@ pub fn explain(entry: &EntryRef<'_>, query: &Query, stats: &Stats) -> Vec<TermSc
     for q in query.terms() {
         let extras = title_extras(entry.title, |k| extra.get(k)?.as_str());
         let title = count(&mut std::iter::once(entry.title).chain(extras), &q.text);
-        let tags = count(&mut entry.tags.iter().copied(), &q.text);
+        let topic = (query.tokenizer_version() >= 3).then_some(entry.topic);
+        let tags = count(&mut entry.tags.iter().copied().chain(topic), &q.text);
         let body = count(&mut std::iter::once(entry.body), &q.text);
         let tf = (title * title_w + tags * tag_w + body) as f32;
         if tf == 0.0 {
@@ -246,11 +248,12 @@ mod tests {
     #[test]
     fn explain_splits_the_score_by_field_and_sums_to_it() {
         let mut e = entry(
-            "t/skill.md",
+            "design/skill.md",
             "Devils Advocate",
             "Argue the other side. Advocate for the opposite design.",
         );
         e.tags = vec!["design".into()];
+        e.topic = "design".into();
         e.extra
             .insert("description".into(), "Challenge a design decision".into());
         let mut entries = vec![e];
@@ -267,9 +270,10 @@ mod tests {
         let terms = explain(&hit.entry, &query, &stats);
         let by = |t: &str| terms.iter().find(|x| x.term == t).unwrap();
         assert_eq!((by("advocat").title, by("advocat").body), (1, 1));
+        // Tagged `design`, in the `design` topic.
         assert_eq!(
             (by("design").title, by("design").tags, by("design").body),
-            (1, 1, 1)
+            (1, 2, 1)
         );
         // "decisions" is found only through the description.
         assert_eq!((by("decision").title, by("decision").body), (1, 0));

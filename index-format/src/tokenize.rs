@@ -16,8 +16,9 @@ use std::ops::Range;
 
 /// Written into every artifact; bump on any change that alters the terms or term
 /// frequencies of some entry (the tokenizer, stemming, field weights).
-/// 1: no stemming; 2: light stemming, field weights (`build::TITLE_WEIGHT`).
-pub const TOKENIZER_VERSION: u32 = 2;
+/// 1: no stemming; 2: light stemming, field weights (`build::TITLE_WEIGHT`); 3: the topic's
+/// words indexed with the tags.
+pub const TOKENIZER_VERSION: u32 = 3;
 
 /// How text becomes tokens: the rules of one tokenizer version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

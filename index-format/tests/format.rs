@@ -673,14 +673,16 @@ fn fuzz_regressions_do_not_panic() {
 
 /// Committed reference artifacts, one per released (format, tokenizer) version pair:
 /// `reference-v1.hix` (format 1, tokenizer 1: no stemming, no field weights) and
-/// `reference-v1-t2.hix` (format 1, tokenizer 2). Each must keep opening, verifying and
+/// `reference-v1-t2.hix` (format 1, tokenizer 2), `reference-v2-t2.hix` and
+/// `reference-v2-t3.hix` (format 2; tokenizer 3 indexes the topic with the tags). Each must keep opening, verifying and
 /// answering queries (tokenized the way its own tokenizer did); today's builder must still
 /// produce the current pair's file byte for byte. `HELIX_BLESS=1` writes the current one
 /// (never an older one) from [`artifact`].
-const REFERENCES: [(&str, u32, u32); 3] = [
+const REFERENCES: [(&str, u32, u32); 4] = [
     ("reference-v1.hix", 1, 1),
     ("reference-v1-t2.hix", 1, 2),
     ("reference-v2-t2.hix", 2, 2),
+    ("reference-v2-t3.hix", 2, 3),
 ];
 
 #[test]

@@ -95,6 +95,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let found = k.find(&query, &opts, project.as_deref());
     let hits = &found.hits[..found.hits.len().min(a.limit)];
     let form = gate::Form::of_prompt(&query);
+    let own_code = gate::names_own_code(&found, &query);
     if a.json {
         let hits: Vec<Value> = hits
             .iter()
@@ -110,7 +111,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                     "snippet": h.hit.snippet,
                 });
                 if a.explain {
-                    v["explain"] = explain_json(&found, h, at, form);
+                    v["explain"] = explain_json(&found, h, at, form, own_code);
                 }
                 if let Some(note) = k.hidden_note(h) {
                     v["hidden"] = json!(note);
@@ -160,7 +161,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             println!("    {}", snippet.replace('\n', " "));
         }
         if a.explain {
-            print_explain(&found, h, i, form);
+            print_explain(&found, h, i, form, own_code);
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -170,7 +171,13 @@ fn terms_of(found: &Found<'_>, h: &ProjectHit<'_>) -> Vec<TermScore> {
     relevance::explain(&h.hit.entry, found.query_of(h), &found.stats)
 }
 
-fn print_explain(found: &Found<'_>, h: &ProjectHit<'_>, at: usize, form: gate::Form) {
+fn print_explain(
+    found: &Found<'_>,
+    h: &ProjectHit<'_>,
+    at: usize,
+    form: gate::Form,
+    own_code: bool,
+) {
     let terms = terms_of(found, h);
     let bm25: f32 = terms.iter().map(|t| t.score).sum();
     let parts: Vec<String> = terms
@@ -191,7 +198,7 @@ fn print_explain(found: &Found<'_>, h: &ProjectHit<'_>, at: usize, form: gate::F
         .collect();
     println!("    matched: {}", parts.join("; "));
     let recency = if bm25 > 0.0 { h.hit.score / bm25 } else { 1.0 };
-    if let Some(v) = gate::judge(found, at, form) {
+    if let Some(v) = gate::judge(found, at, form, own_code) {
         let e = v.evidence;
         println!(
             "    bm25 {bm25:.2} × recency {recency:.3}; gate {} ({:.2} points, needs {:.2}; signal {}): separation {:.2}×, gap {:.2}×, {}/{} words matched, coverage {:.2}, matched idf {:.1}, {} unknown; {}",
@@ -206,12 +213,22 @@ fn print_explain(found: &Found<'_>, h: &ProjectHit<'_>, at: usize, form: gate::F
             e.coverage,
             e.mass,
             e.unknown,
-            form.name()
+            if own_code {
+                format!("{}, naming code no entry has", form.name())
+            } else {
+                form.name().to_string()
+            }
         );
     }
 }
 
-fn explain_json(found: &Found<'_>, h: &ProjectHit<'_>, at: usize, form: gate::Form) -> Value {
+fn explain_json(
+    found: &Found<'_>,
+    h: &ProjectHit<'_>,
+    at: usize,
+    form: gate::Form,
+    own_code: bool,
+) -> Value {
     let terms = terms_of(found, h);
     let bm25: f32 = terms.iter().map(|t| t.score).sum();
     let terms: Vec<Value> = terms
@@ -225,7 +242,7 @@ fn explain_json(found: &Found<'_>, h: &ProjectHit<'_>, at: usize, form: gate::Fo
             })
         })
         .collect();
-    let gate = gate::judge(found, at, form).map(|v| {
+    let gate = gate::judge(found, at, form, own_code).map(|v| {
         json!({
             "pass": v.pass,
             "points": v.points,
@@ -240,6 +257,7 @@ fn explain_json(found: &Found<'_>, h: &ProjectHit<'_>, at: usize, form: gate::Fo
             "mass": v.evidence.mass,
             "question": form == gate::Form::Question,
             "work": form == gate::Form::Work,
+            "own_code": own_code,
         })
     });
     json!({ "bm25": bm25, "terms": terms, "gate": gate })

@@ -255,13 +255,14 @@ fn gated(
     hook: &'static str,
     found: &Found<'_>,
     form: gate::Form,
+    own_code: bool,
     header: &str,
 ) -> Option<String> {
     let root = cx.knowledge()?.root();
     let mut injection = Injection::new(cx, hook, state::ANY_SCOPE);
     let mut t = Text::new(MAX_CONTEXT_CHARS);
     t.line(header);
-    for (h, v) in gate::passing(found, form, INJECT_MAX) {
+    for (h, v) in gate::passing(found, form, own_code, INJECT_MAX) {
         if injection.take(h.project, h.hit.entry.id, h.hit.score, v.signal, v.points) {
             t.item(&hit_line(root, found, h));
         }
@@ -286,6 +287,7 @@ pub fn prompt(cx: &Ctx<'_>) -> Option<String> {
         "prompt",
         &found,
         gate::Form::of_prompt(prompt),
+        gate::names_own_code(&found, prompt),
         &format!("helix team knowledge that may apply to this prompt ({READ_HINT}):"),
     )
 }
@@ -316,6 +318,7 @@ pub fn error(cx: &Ctx<'_>) -> Option<String> {
         "error",
         &found,
         gate::Form::Error,
+        false,
         &format!("helix: the team has knowledge matching this error ({READ_HINT}):"),
     )
 }

@@ -4,6 +4,8 @@
 
 use crate::knowledge::{Found, ProjectHit};
 use helix_index_format::relevance::Evidence;
+use helix_index_format::tokenize::Analyzer;
+use helix_index_format::{Query, TokenKind};
 
 /// Points a prompt or error hit needs (see [`points`]). Chosen on the `tune` and `heldout`
 /// splits of benches/relevance/judgements.jsonl as the lowest value that keeps everyday
@@ -83,6 +85,8 @@ pub enum Signal {
     Symbol,
     /// It lists the file among its sources (ambient; needs no search).
     Source,
+    /// The text names the hit's topic (`vim`, `postgres`): it is about that area.
+    Topic,
     /// It is a close runner-up of a first hit that passed.
     RunnerUp,
 }
@@ -100,6 +104,7 @@ impl Signal {
             Signal::FileTitle => "file-title",
             Signal::Symbol => "symbol",
             Signal::Source => "source",
+            Signal::Topic => "topic",
             Signal::RunnerUp => "runner-up",
         }
     }
@@ -130,6 +135,14 @@ pub const MASS_FLOOR: f32 = 10.0;
 /// [`points`]).
 pub const MAX_ERROR_UNKNOWN: u32 = 2;
 pub const MAX_ERROR_UNKNOWN_COVERED: u32 = 1;
+/// Prompts: points when the prompt names the hit's topic (`in vim, …` for a note under
+/// `vim/`). An error's output names its tool (`git`, `psql`) whatever went wrong, so errors
+/// get none.
+pub const TOPIC_POINTS: f32 = 1.0;
+/// Prompts: points lost when the prompt names code the knowledge has never seen (a
+/// `camelCase`, `PascalCase` or `snake_case` name no entry contains, see
+/// [`names_own_code`]): it is about the user's own code, which team knowledge rarely is.
+pub const OWN_CODE_PENALTY: f32 = 1.5;
 /// Points a request for work loses.
 pub const WORK_PENALTY: f32 = 2.0;
 
@@ -140,8 +153,9 @@ pub const WORK_PENALTY: f32 = 2.0;
 /// the knowledge; in an error at most [`MAX_ERROR_UNKNOWN`] count). Prompts also count a question two (a request for knowledge), a request
 /// for work minus [`WORK_PENALTY`], a lead over the next hit (a clearly best entry, even
 /// when the rest are not far behind on average) and the matched idf beyond
-/// [`MASS_FLOOR`] (much shared wording, whatever the prompt's length).
-pub fn points(e: &Evidence, form: Form) -> (f32, Signal) {
+/// [`MASS_FLOOR`] (much shared wording, whatever the prompt's length), and
+/// [`TOPIC_POINTS`] when `topic` (the prompt names the hit's topic, see [`names_topic`]).
+pub fn points(e: &Evidence, form: Form, topic: bool) -> (f32, Signal) {
     let separation = if e.separation.is_finite() {
         // libm's, not the C library's: a hook process then maps no libm.so (docs/benchmarks.md).
         (libm::logf(e.separation.max(1e-6)) / libm::logf(1.5)).min(MAX_SEPARATION_POINTS)
@@ -188,6 +202,10 @@ pub fn points(e: &Evidence, form: Form) -> (f32, Signal) {
         ),
         (gap, Signal::Gap),
         (mass, Signal::Mass),
+        (
+            if topic && prompt { TOPIC_POINTS } else { 0.0 },
+            Signal::Topic,
+        ),
     ];
     let penalty = if form == Form::Work {
         WORK_PENALTY
@@ -203,16 +221,55 @@ pub fn points(e: &Evidence, form: Form) -> (f32, Signal) {
     (total, signal)
 }
 
-/// Judges hit `at` of `found` (a prompt or error search); `None` past the hits.
-pub fn judge(found: &Found<'_>, at: usize, form: Form) -> Option<Verdict> {
+/// Judges hit `at` of `found` (a prompt or error search); `None` past the hits. `own_code`:
+/// the prompt names code the knowledge has never seen ([`names_own_code`]).
+pub fn judge(found: &Found<'_>, at: usize, form: Form, own_code: bool) -> Option<Verdict> {
     let h = found.hits.get(at)?;
-    let evidence = Evidence::of(found.query_of(h), &found.stats, &scores(found), at);
-    let (points, signal) = points(&evidence, form);
+    let query = found.query_of(h);
+    let evidence = Evidence::of(query, &found.stats, &scores(found), at);
+    let (mut points, signal) = points(&evidence, form, names_topic(query, h.hit.entry.topic));
+    if own_code && form != Form::Error {
+        points -= OWN_CODE_PENALTY;
+    }
     Some(Verdict {
         pass: points >= MIN_POINTS,
         points,
         signal,
         evidence,
+    })
+}
+
+/// Whether a required term of `query` is the first word of `topic` (`react` for
+/// `react-testing-library`), as the query's tokenizer reads it.
+pub fn names_topic(query: &Query, topic: &str) -> bool {
+    let mut named = false;
+    Analyzer::for_version(query.tokenizer_version()).spans_until(topic, |t, kind, _| {
+        // A compound topic's whole (`reacttestinglibrary`) is not its first word.
+        if kind != TokenKind::Compound {
+            named = query.terms().iter().any(|q| q.required && q.text == t);
+            return false;
+        }
+        true
+    });
+    named
+}
+
+/// Whether `prompt` names code that no searched entry contains: a `camelCase`, multi-hump
+/// `PascalCase` or `snake_case` name (`applyDiscount`, `LoginForm.tsx`, `parse_invoice`)
+/// whose whole (as the search saw it) is a term of the query with no entry.
+pub fn names_own_code(found: &Found<'_>, prompt: &str) -> bool {
+    let Some(h) = found.hits.first() else {
+        return false;
+    };
+    let query = found.query_of(h);
+    crate::hook::keywords::code_names(prompt).any(|name| {
+        let mut unknown = false;
+        Analyzer::for_version(query.tokenizer_version()).tokens(name, |t, kind| {
+            unknown |= kind == TokenKind::Compound
+                && found.stats.df(t) == 0
+                && query.terms().iter().any(|q| q.text == t);
+        });
+        unknown
     })
 }
 
@@ -230,6 +287,7 @@ fn scores(found: &Found<'_>) -> Vec<(f32, u32)> {
 pub fn passing<'f, 'k>(
     found: &'f Found<'k>,
     form: Form,
+    own_code: bool,
     limit: usize,
 ) -> Vec<(&'f ProjectHit<'k>, Verdict)> {
     let mut out = Vec::new();
@@ -240,7 +298,7 @@ pub fn passing<'f, 'k>(
         if at > 0 && h.hit.score < FOLLOW_RATIO * first.hit.score {
             break;
         }
-        let Some(mut v) = judge(found, at, form) else {
+        let Some(mut v) = judge(found, at, form, own_code) else {
             break;
         };
         if !v.pass {
@@ -335,6 +393,22 @@ mod tests {
     }
 
     #[test]
+    fn a_prompt_names_a_topic_by_its_first_word() {
+        let q = |text: &str| Query::new(text, helix_index_format::TOKENIZER_VERSION);
+        assert!(names_topic(&q("in vim, delete every matching line"), "vim"));
+        assert!(names_topic(
+            &q("react test for a portal"),
+            "react-testing-library"
+        ));
+        assert!(!names_topic(
+            &q("testing library portal"),
+            "react-testing-library"
+        ));
+        assert!(names_topic(&q("github actions cache"), "github-actions"));
+        assert!(!names_topic(&q("rename the vimrc loader"), "vim"));
+    }
+
+    #[test]
     fn an_errors_unknown_words_do_not_dilute_its_coverage() {
         // `error: linking with cc failed / = note: ld: cannot find -lssl` against the one
         // entry on `cannot find -lssl`: `linking`, `cc` and `ld` are in no entry.
@@ -345,9 +419,9 @@ mod tests {
             unknown_idf: 2.08,
             ..ev(2, 3, 1.96 / 8.2, f32::INFINITY)
         };
-        assert!(points(&e, Form::Error).0 >= MIN_POINTS);
+        assert!(points(&e, Form::Error, false).0 >= MIN_POINTS);
         // The same evidence in a prompt: the unknown words are the user's own names.
-        assert!(points(&e, Form::Prompt).0 < points(&e, Form::Error).0);
+        assert!(points(&e, Form::Prompt, false).0 < points(&e, Form::Error, false).0);
         // An unrelated failure sharing one word with an entry among a dozen it has not
         // seen stays out, however small the knowledge base.
         let e = Evidence {
@@ -356,7 +430,7 @@ mod tests {
             unknown_idf: 2.08,
             ..ev(1, 12, 0.98 / 27.9, f32::INFINITY)
         };
-        assert!(points(&e, Form::Error).0 < MIN_POINTS);
+        assert!(points(&e, Form::Error, false).0 < MIN_POINTS);
     }
 
     #[test]
@@ -389,36 +463,36 @@ mod tests {
     #[test]
     fn points_add_up_and_name_the_largest_signal() {
         // 1.5^2 lead = 2 points, coverage 0.5 = 1, 4 matched = +0.5, no unknown.
-        let (p, s) = points(&ev(4, 0, 0.5, 2.25), Form::Prompt);
+        let (p, s) = points(&ev(4, 0, 0.5, 2.25), Form::Prompt, false);
         assert!(
             (p - 3.5).abs() < 1e-4 && s == Signal::Separation,
             "{p} {s:?}"
         );
         assert!(p >= MIN_POINTS);
         // The same hit with two unknown words and no lead fails.
-        let (p, _) = points(&ev(4, 2, 0.5, 1.0), Form::Prompt);
+        let (p, _) = points(&ev(4, 2, 0.5, 1.0), Form::Prompt, false);
         assert!(p < MIN_POINTS, "{p}");
         // A question lifts a moderately good hit over the line.
-        let (p, s) = points(&ev(3, 0, 0.6, 1.3), Form::Question);
+        let (p, s) = points(&ev(3, 0, 0.6, 1.3), Form::Question, false);
         assert!(p >= MIN_POINTS && s == Signal::Question, "{p} {s:?}");
-        let (p, _) = points(&ev(3, 0, 0.6, 1.3), Form::Prompt);
+        let (p, _) = points(&ev(3, 0, 0.6, 1.3), Form::Prompt, false);
         assert!(p < MIN_POINTS, "{p}");
         // A hit with no competitors stands out, but that alone is not enough: the only
         // entry sharing one word of a prompt about the user's own code stays out.
-        let (p, s) = points(&ev(1, 5, 0.1, f32::INFINITY), Form::Prompt);
+        let (p, s) = points(&ev(1, 5, 0.1, f32::INFINITY), Form::Prompt, false);
         assert!(p < MIN_POINTS && s == Signal::Separation, "{p} {s:?}");
-        let (p, _) = points(&ev(3, 0, 0.5, f32::INFINITY), Form::Prompt);
+        let (p, _) = points(&ev(3, 0, 0.5, f32::INFINITY), Form::Prompt, false);
         assert!(p >= MIN_POINTS, "{p}");
     }
 
     #[test]
     fn a_clear_first_place_and_shared_wording_count_for_prompts_only() {
         let mut e = ev(4, 0, 0.5, 1.5);
-        let (flat, _) = points(&e, Form::Prompt);
+        let (flat, _) = points(&e, Form::Prompt, false);
         assert!(flat < MIN_POINTS, "{flat}");
         // 1.8× the next hit: 3·ln 1.8 ≈ 1.76 more points.
         e.gap = 1.8;
-        let (ahead, s) = points(&e, Form::Prompt);
+        let (ahead, s) = points(&e, Form::Prompt, false);
         assert!(
             (ahead - flat - 3.0 * 1.8f32.ln()).abs() < 1e-3,
             "{ahead} {flat}"
@@ -426,32 +500,32 @@ mod tests {
         assert!(ahead >= MIN_POINTS && s == Signal::Gap, "{ahead} {s:?}");
         // The gap counts up to 2×.
         e.gap = f32::INFINITY;
-        let (far, _) = points(&e, Form::Prompt);
+        let (far, _) = points(&e, Form::Prompt, false);
         assert!((far - flat - 3.0 * 2f32.ln()).abs() < 1e-3, "{far}");
         // 30 units of matched idf: 20 beyond the floor, one point.
         e.gap = 1.0;
         e.mass = 30.0;
         e.known_mass = 60.0; // the same coverage, 0.5, for an error
-        let (rich, _) = points(&e, Form::Prompt);
+        let (rich, _) = points(&e, Form::Prompt, false);
         assert!((rich - flat - 1.0).abs() < 1e-3, "{rich} {flat}");
         // Errors count neither.
         e.gap = 1.8;
-        let (error, _) = points(&e, Form::Error);
+        let (error, _) = points(&e, Form::Error, false);
         assert!((error - flat).abs() < 1e-4, "{error} {flat}");
         // An error's unknown words cost at most half a point; a prompt's each a quarter.
         e.unknown = 6;
-        let (error6, _) = points(&e, Form::Error);
+        let (error6, _) = points(&e, Form::Error, false);
         assert!((error - error6 - 0.5).abs() < 1e-4, "{error} {error6}");
-        let (prompt6, _) = points(&e, Form::Prompt);
+        let (prompt6, _) = points(&e, Form::Prompt, false);
         e.unknown = 0;
-        let (prompt0, _) = points(&e, Form::Prompt);
+        let (prompt0, _) = points(&e, Form::Prompt, false);
         assert!(
             (prompt0 - prompt6 - 1.5).abs() < 1e-4,
             "{prompt6} {prompt0}"
         );
         // A request for work needs two more points than a plain prompt.
-        let (work, _) = points(&e, Form::Work);
-        let (plain, _) = points(&e, Form::Prompt);
+        let (work, _) = points(&e, Form::Work, false);
+        let (plain, _) = points(&e, Form::Prompt, false);
         assert!((plain - work - WORK_PENALTY).abs() < 1e-4);
     }
 }

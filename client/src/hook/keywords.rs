@@ -713,6 +713,34 @@ pub fn is_work_request(prompt: &str) -> bool {
         })
 }
 
+/// The whitespace-separated chunks of `text` that name code: a `camelCase`, multi-hump
+/// `PascalCase` or `snake_case` name before any `.` (`LoginForm.tsx`, `User.where` is not:
+/// one hump), trimmed of quotes and punctuation; paths (with `/`) are left out.
+pub fn code_names(text: &str) -> impl Iterator<Item = &str> {
+    text.split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_')))
+        .filter(|w| !w.contains('/') && is_code_name(w.split('.').next().unwrap_or_default()))
+}
+
+fn is_code_name(w: &str) -> bool {
+    if w.is_empty() || !w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return false;
+    }
+    let b = w.as_bytes();
+    // snake_case: an underscore between letters or digits.
+    let snake = b
+        .windows(3)
+        .any(|x| x[1] == b'_' && x[0].is_ascii_alphanumeric() && x[2].is_ascii_alphanumeric());
+    // A lowercase letter followed by an uppercase one: a hump.
+    let humps = b
+        .windows(2)
+        .filter(|x| x[0].is_ascii_lowercase() && x[1].is_ascii_uppercase())
+        .count();
+    let camel = b[0].is_ascii_lowercase() && humps >= 1;
+    let pascal = b[0].is_ascii_uppercase() && humps >= 1 && b[1].is_ascii_lowercase();
+    snake || camel || pascal
+}
+
 /// Literal words of a glob or regex pattern worth searching (`**/*config*.rs` → `config`).
 pub fn pattern_words(pattern: &str) -> Vec<String> {
     const EXT: &[&str] = &[
@@ -798,6 +826,19 @@ fn segment_is_build(words: &[&str]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn code_names_are_camel_pascal_or_snake_case() {
+        let names: Vec<&str> = code_names(
+            "Why is `currentUser` undefined in LoginForm.tsx? parse_invoice, User.where, \
+             src/app/orderList.ts, GitHub, JSON, re-parent, Rails",
+        )
+        .collect();
+        assert_eq!(
+            names,
+            ["currentUser", "LoginForm.tsx", "parse_invoice", "GitHub"]
+        );
+    }
 
     #[test]
     fn prompt_keywords() {
