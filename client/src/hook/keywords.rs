@@ -393,25 +393,44 @@ pub fn error_text(error: &str) -> String {
         ]
         .iter()
         .any(|k| lower[i].contains(k))
+            // pytest's explanation lines (`E   Use -v to get more diff`).
+            || lines[i].starts_with("E ")
     };
+    // `warning: …` alone, after a location (`lib/flags.rb:18: warning: …`) or a tag
+    // (`(node:42) Warning: …`).
     let is_hint = |i: usize| {
         ["hint", "warning", "help:", "caused by", "detail:"]
             .iter()
-            .any(|k| lower[i].starts_with(k) || lower[i].contains(&format!(") {k}")))
+            .any(|k| {
+                lower[i].starts_with(k)
+                    || lower[i].contains(&format!(") {k}"))
+                    || lower[i].contains(&format!(": {k}"))
+            })
+    };
+    // The message often goes on on the next line (`remove_column is only reversible…`
+    // after `StandardError: An error has occurred…: (StandardError)`, the exception after
+    // `Caused by:`).
+    let continues = |l: &str| {
+        let l = match l.rsplit_once(" (") {
+            Some((head, class)) if class.ends_with(')') => head,
+            _ => l,
+        };
+        l.ends_with(':')
     };
     let mut keep = vec![false; lines.len()];
     let mut errors = 0;
     for i in 0..lines.len() {
+        let hint = is_hint(i);
         if is_err(i) && errors < 6 {
             errors += 1;
             keep[i] = true;
-            // The message often goes on on the next line (`remove_column is only
-            // reversible…` after `StandardError: An error has occurred…:`).
-            if lines[i].ends_with(':') && i + 1 < lines.len() {
-                keep[i + 1] = true;
-            }
-        } else if is_hint(i) {
+        } else if hint {
             keep[i] = true;
+        } else {
+            continue;
+        }
+        if continues(lines[i]) && i + 1 < lines.len() {
+            keep[i + 1] = true;
         }
     }
     // A lone error line (`(ActiveRecord::PendingMigrationError)` under the message that
