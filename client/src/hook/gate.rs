@@ -128,7 +128,7 @@ pub const MAX_SEPARATION_POINTS: f32 = 3.0;
 /// counted up to [`MAX_GAP`] (a 2× lead: about two points).
 pub const GAP_POINTS: f32 = 3.0;
 pub const MAX_GAP: f32 = 2.0;
-/// Prompts: points per unit of matched idf beyond [`MASS_FLOOR`].
+/// Prompts and errors: points per unit of matched idf beyond [`MASS_FLOOR`].
 pub const MASS_POINTS: f32 = 0.05;
 pub const MASS_FLOOR: f32 = 10.0;
 /// Errors: most unknown words counted as a cost, and in the coverage's whole (see
@@ -148,13 +148,14 @@ pub const WORK_PENALTY: f32 = 2.0;
 
 /// Evidence points of a prompt or error hit: separation counts one point per 1.5× lead
 /// over the mean of the other top ten (at most [`MAX_SEPARATION_POINTS`]), coverage of the
-/// query's idf mass up to two, each matched word beyond two a quarter, each word the
+/// query's idf mass up to two, each matched word beyond two a quarter, the matched idf
+/// beyond [`MASS_FLOOR`] (much shared wording, whatever the text's length), each word the
 /// knowledge has never seen minus a quarter (it names something of the user's own, not of
-/// the knowledge; in an error at most [`MAX_ERROR_UNKNOWN`] count). Prompts also count a question two (a request for knowledge), a request
-/// for work minus [`WORK_PENALTY`], a lead over the next hit (a clearly best entry, even
-/// when the rest are not far behind on average) and the matched idf beyond
-/// [`MASS_FLOOR`] (much shared wording, whatever the prompt's length), and
-/// [`TOPIC_POINTS`] when `topic` (the prompt names the hit's topic, see [`names_topic`]).
+/// the knowledge; in an error at most [`MAX_ERROR_UNKNOWN`] count). Prompts also count a
+/// question two (a request for knowledge), a request for work minus [`WORK_PENALTY`], a
+/// lead over the next hit (a clearly best entry, even when the rest are not far behind on
+/// average), and [`TOPIC_POINTS`] when `topic` (the prompt names the hit's topic, see
+/// [`names_topic`]).
 pub fn points(e: &Evidence, form: Form, topic: bool) -> (f32, Signal) {
     let separation = if e.separation.is_finite() {
         // libm's, not the C library's: a hook process then maps no libm.so (docs/benchmarks.md).
@@ -187,11 +188,10 @@ pub fn points(e: &Evidence, form: Form, topic: bool) -> (f32, Signal) {
     } else {
         0.0
     };
-    let mass = if prompt {
-        MASS_POINTS * (e.mass - MASS_FLOOR).max(0.0)
-    } else {
-        0.0
-    };
+    // Prompts and errors alike: a failure that shares much informative wording with an
+    // entry (`block supersedes default value argument`) is about it, whatever else the
+    // output says.
+    let mass = MASS_POINTS * (e.mass - MASS_FLOOR).max(0.0);
     let parts = [
         (separation, Signal::Separation),
         (2.0 * coverage, Signal::Coverage),
@@ -486,7 +486,7 @@ mod tests {
     }
 
     #[test]
-    fn a_clear_first_place_and_shared_wording_count_for_prompts_only() {
+    fn a_clear_first_place_counts_for_prompts_only_shared_wording_for_both() {
         let mut e = ev(4, 0, 0.5, 1.5);
         let (flat, _) = points(&e, Form::Prompt, false);
         assert!(flat < MIN_POINTS, "{flat}");
@@ -508,10 +508,10 @@ mod tests {
         e.known_mass = 60.0; // the same coverage, 0.5, for an error
         let (rich, _) = points(&e, Form::Prompt, false);
         assert!((rich - flat - 1.0).abs() < 1e-3, "{rich} {flat}");
-        // Errors count neither.
+        // Errors count the shared wording, not the gap.
         e.gap = 1.8;
         let (error, _) = points(&e, Form::Error, false);
-        assert!((error - flat).abs() < 1e-4, "{error} {flat}");
+        assert!((error - rich).abs() < 1e-4, "{error} {rich}");
         // An error's unknown words cost at most half a point; a prompt's each a quarter.
         e.unknown = 6;
         let (error6, _) = points(&e, Form::Error, false);
