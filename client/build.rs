@@ -16,7 +16,8 @@
 //!    those names (`-lc`, `-lgcc_s`, ...) with linker scripts naming the static archives.
 //!    The binary has no network code, so glibc's static NSS caveats do not apply to it.
 //!    When an archive is missing (no `libc.a` installed), `helix` stays dynamic, with a
-//!    warning. Set `HELIX_STATIC=0` to link dynamically. docs/benchmarks.md has the figures.
+//!    warning; so does a cross build. Set `HELIX_STATIC=0` to link dynamically.
+//!    docs/benchmarks.md has the figures.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -58,6 +59,11 @@ fn static_link() {
         .split(',')
         .any(|f| f == "crt-static")
     {
+        return;
+    }
+    // The archives are found with the host's C compiler: a cross build would get the
+    // host's libc.a, so it keeps the dynamic link.
+    if env("TARGET") != env("HOST") {
         return;
     }
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
