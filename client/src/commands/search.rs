@@ -258,6 +258,7 @@ fn explain_json(
             "question": form == gate::Form::Question,
             "work": form == gate::Form::Work,
             "own_code": own_code,
+            "topic": gate::names_topic(found.query_of(h), h.hit.entry.topic),
         })
     });
     json!({ "bm25": bm25, "terms": terms, "gate": gate })

@@ -249,6 +249,48 @@ fn search_explain_shows_terms_fields_and_the_gate() {
     );
 }
 
+/// A prompt that names the hit's topic gains a point (and the topic is searchable: the note
+/// never says `tmux`); one that names code the knowledge has never seen loses 1.5 points.
+#[test]
+fn topics_and_unknown_code_names_move_the_gate() {
+    let f = Fixture::uncompiled();
+    f.write(
+        "knowledge/tmux/escape-delay.md",
+        "# Remove the delay on the escape key\n\nSet `escape-time` to 0 so vim gets Esc at once.\n",
+    );
+    f.compile();
+    let explain = |query: &str| -> Value {
+        let out = search(&f, &["--explain", "--json", query]);
+        let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+        v["hits"]
+            .as_array()
+            .and_then(|h| h.iter().find(|h| h["id"] == "tmux/escape-delay.md"))
+            .cloned()
+            .unwrap_or_else(|| panic!("{query}: {v}"))
+    };
+    let hit = explain("tmux escape lag");
+    let tmux = hit["explain"]["terms"]
+        .as_array()
+        .expect("terms")
+        .iter()
+        .find(|t| t["term"] == "tmux")
+        .cloned()
+        .expect("tmux matched");
+    assert_eq!(tmux["tags"]["count"], 1, "{hit}");
+    assert_eq!(tmux["body"]["count"], 0, "{hit}");
+    assert_eq!(hit["explain"]["gate"]["topic"], true, "{hit}");
+    assert_eq!(explain("escape lag")["explain"]["gate"]["topic"], false);
+
+    let known = explain("why does escape-time lag in escapeTime")["explain"]["gate"].clone();
+    let unknown = explain("why does escape-time lag in escapeTimer")["explain"]["gate"].clone();
+    assert_eq!(unknown["own_code"], true, "{unknown}");
+    assert_eq!(known["own_code"], false, "{known}");
+    assert_eq!(
+        explain("why does escape-time lag")["explain"]["gate"]["own_code"],
+        false
+    );
+}
+
 #[test]
 fn search_filters_by_project_and_project_topic() {
     let f = noisy();
