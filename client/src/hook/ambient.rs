@@ -9,7 +9,9 @@ use super::ctx::Ctx;
 use super::events::{READ_HINT, Shape, entry_ref_line, hit_line, search, topic_list};
 use super::gate::{self, Signal};
 use super::inject::Injection;
-use super::keywords::{file_name_term, name_words, pattern_words, removed_symbols};
+use super::keywords::{
+    file_name_term, name_words, pattern_words, plain_name_words, removed_symbols, tool_words,
+};
 use super::output::{self, MAX_CONTEXT_CHARS, Text};
 use super::state;
 use crate::knowledge::Found;
@@ -66,6 +68,7 @@ fn repo_rel(root: &Path, cwd: &Path, file: &str) -> Option<String> {
 enum Layer {
     Impact,
     Named,
+    Tool,
 }
 
 pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
@@ -139,7 +142,7 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
         // What the file is, for titles: the file's name words; a symbol or pattern has none.
         let words = match layer {
             Layer::Named => name_words(query),
-            Layer::Impact => Vec::new(),
+            Layer::Impact | Layer::Tool => Vec::new(),
         };
         // Entries whose title says what the file is come first, then by score.
         let mut order: Vec<(usize, gate::Verdict)> = found
@@ -152,7 +155,7 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
                     Layer::Impact => {
                         h.hit.entry.body.contains(query) || h.hit.entry.title.contains(query)
                     }
-                    Layer::Named => true,
+                    Layer::Named | Layer::Tool => true,
                 };
                 let verdict = match layer {
                     Layer::Impact => gate::names_rare_term(&found, h).map(|mut v| {
@@ -160,6 +163,8 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
                         v
                     }),
                     Layer::Named => gate::names_file(&found, h, &words),
+                    // Searched below, with its own rule.
+                    Layer::Tool => None,
                 };
                 literal.then_some(())?;
                 verdict.map(|v| (at, v))
@@ -176,6 +181,37 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
         }
         searches.push(found);
     }
+    // 4. A user-level configuration file outside the project (`~/.ssh/config`,
+    // `~/.config/git/ignore`) whose name says little: entries about its tool that say
+    // every word of the tool and the name.
+    let tools = match (&rel, file) {
+        (None, Some(f)) if taken.is_empty() => tool_words(
+            Path::new(f),
+            std::env::var_os("HOME").as_deref().map(Path::new),
+        ),
+        _ => Vec::new(),
+    };
+    if !tools.is_empty() {
+        let mut words = tools.clone();
+        for w in plain_name_words(name.unwrap_or_default()) {
+            if !words.contains(&w) {
+                words.push(w);
+            }
+        }
+        let found = search(k, &words.join(" "), Shape::Words, SEARCH_DEPTH);
+        for at in 0..found.hits.len() {
+            let Some(v) = gate::about_tool(&found, at, &tools) else {
+                continue;
+            };
+            let h = &found.hits[at];
+            if taken.iter().filter(|t| t.0 == Layer::Tool).count() < LAYER_MAX
+                && injection.take(h.project, h.hit.entry.id, h.hit.score, v.signal, 0.0)
+            {
+                taken.push((Layer::Tool, searches.len(), at));
+            }
+        }
+        searches.push(found);
+    }
     let lines = |layer: Layer| -> Vec<String> {
         taken
             .iter()
@@ -183,9 +219,13 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
             .map(|&(_, s, at)| hit_line(k.root(), &searches[s], &searches[s].hits[at]))
             .collect()
     };
-    let (impact, named) = (lines(Layer::Impact), lines(Layer::Named));
+    let (impact, named, tool) = (
+        lines(Layer::Impact),
+        lines(Layer::Named),
+        lines(Layer::Tool),
+    );
 
-    // 4. Coupling: topics whose entries share sources with this file (once per file).
+    // 5. Coupling: topics whose entries share sources with this file (once per file).
     let mut coupled = rel
         .as_deref()
         .map(|r| k.related_topics(r))
@@ -224,6 +264,12 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
     if !named.is_empty() {
         t.line("Entries that name it:");
         for line in &named {
+            t.item(line);
+        }
+    }
+    if !tool.is_empty() {
+        t.line(&format!("Entries about {}:", tools.join(", ")));
+        for line in &tool {
             t.item(line);
         }
     }

@@ -87,6 +87,8 @@ pub enum Signal {
     Source,
     /// The text names the hit's topic (`vim`, `postgres`): it is about that area.
     Topic,
+    /// It is about the tool whose user-level configuration file this is (ambient).
+    ToolFile,
     /// It is a close runner-up of a first hit that passed.
     RunnerUp,
 }
@@ -105,6 +107,7 @@ impl Signal {
             Signal::Symbol => "symbol",
             Signal::Source => "source",
             Signal::Topic => "topic",
+            Signal::ToolFile => "tool-file",
             Signal::RunnerUp => "runner-up",
         }
     }
@@ -354,6 +357,22 @@ pub fn names_file(found: &Found<'_>, h: &ProjectHit<'_>, words: &[String]) -> Op
         } else {
             Signal::FileName
         },
+        evidence,
+    })
+}
+
+/// Ambient, for a user-level configuration file (`~/.ssh/config`): whether hit `at` of a
+/// search for the tool and the file's name words (`ssh config`) contains every one of them
+/// and its title or topic names the tool. Such a file's name is too generic to be searched
+/// alone, and its tool is in the path, not the name.
+pub fn about_tool(found: &Found<'_>, at: usize, tools: &[String]) -> Option<Verdict> {
+    let h = found.hits.get(at)?;
+    let evidence = Evidence::of(found.query_of(h), &found.stats, &scores(found), at);
+    let whole = evidence.required >= 2 && evidence.matched == evidence.required;
+    (whole && title_says(h.hit.entry.title, h.hit.entry.topic, tools)).then_some(Verdict {
+        pass: true,
+        points: 0.0,
+        signal: Signal::ToolFile,
         evidence,
     })
 }

@@ -650,6 +650,67 @@ pub fn name_words(name: &str) -> Vec<String> {
     out
 }
 
+/// The tools a user-level configuration file belongs to, lowercase, from the directories
+/// of its path: a dot-directory (`~/.ssh/config` → `ssh`), the directory under `.config`
+/// (`~/.config/git/ignore` → `git`), the directory in `/etc` (`/etc/nginx/nginx.conf` →
+/// `nginx`). `home` is stripped first, so the user's own directory names do not count.
+pub fn tool_words(path: &std::path::Path, home: Option<&std::path::Path>) -> Vec<String> {
+    let rel = home.and_then(|h| path.strip_prefix(h).ok()).unwrap_or(path);
+    let dirs: Vec<&str> = match rel.parent() {
+        Some(parent) => parent
+            .components()
+            .filter_map(|c| match c {
+                std::path::Component::Normal(s) => s.to_str(),
+                _ => None,
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |w: &str| {
+        let w = w.to_lowercase();
+        if w.chars().count() >= 2
+            && w.chars().all(|c| c.is_alphanumeric() || c == '-')
+            && !out.contains(&w)
+        {
+            out.push(w);
+        }
+    };
+    let etc = rel.is_absolute() && dirs.first() == Some(&"etc");
+    for (i, d) in dirs.iter().enumerate() {
+        match d.strip_prefix('.') {
+            Some("config") => {
+                if let Some(tool) = dirs.get(i + 1) {
+                    push(tool);
+                }
+            }
+            Some(tool) if !tool.is_empty() => push(tool),
+            _ if etc && i == 1 => push(d),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The words of a file's name without its extension (`init.lua` → `init`, `known_hosts`
+/// → `known`, `hosts`), lowercase, 3 characters or more: what a tool file is called,
+/// generic words included.
+pub fn plain_name_words(name: &str) -> Vec<String> {
+    let bare = name.trim().trim_start_matches('.');
+    let stem = match bare.rfind('.') {
+        Some(dot) if dot > 0 => &bare[..dot],
+        _ => bare,
+    };
+    let mut out: Vec<String> = Vec::new();
+    for w in stem.split(|c: char| !c.is_alphanumeric()) {
+        let w = w.to_lowercase();
+        if w.chars().count() >= 3 && !out.contains(&w) {
+            out.push(w);
+        }
+    }
+    out
+}
+
 /// Whether a prompt asks for knowledge (a question) rather than for work: it has a question
 /// mark or opens with a question word.
 pub fn is_question(prompt: &str) -> bool {
@@ -845,6 +906,24 @@ fn segment_is_build(words: &[&str]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tool_words_come_from_dot_directories_config_and_etc() {
+        use std::path::Path;
+        let home = Some(Path::new("/home/ann"));
+        let tools = |p: &str| tool_words(Path::new(p), home);
+        assert_eq!(tools("/home/ann/.ssh/config"), ["ssh"]);
+        assert_eq!(tools("/home/ann/.config/git/ignore"), ["git"]);
+        assert_eq!(tools("/home/ann/.config/nvim/lua/init.lua"), ["nvim"]);
+        assert_eq!(tools("/etc/nginx/sites/app.conf"), ["nginx"]);
+        assert!(tools("/etc/hosts").is_empty());
+        assert!(tools("/home/ann/notes.txt").is_empty());
+        // The user's own dot-named home directory is not a tool.
+        assert!(tool_words(Path::new("/home/.ann/x"), Some(Path::new("/home/.ann"))).is_empty());
+        assert_eq!(plain_name_words("known_hosts"), ["known", "hosts"]);
+        assert_eq!(plain_name_words("init.lua"), ["init"]);
+        assert_eq!(plain_name_words(".envrc"), ["envrc"]);
+    }
 
     #[test]
     fn code_names_are_camel_pascal_or_snake_case() {

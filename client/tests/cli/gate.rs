@@ -401,3 +401,39 @@ fn ambient_names_a_config_file_through_notes_whose_title_says_what_it_is() {
     let (log, _) = helix_log(&f, &["--json"]);
     assert!(log.contains("\"file-title\""), "{log}");
 }
+
+/// A user-level configuration file outside the project whose name says little (`config`,
+/// `ignore`): the entries about its tool (from the path) that say every word of it.
+#[test]
+fn ambient_finds_a_user_config_file_through_its_tool() {
+    let f = Fixture::uncompiled();
+    f.write(
+        "knowledge/unix/ssh-aliases.md",
+        "# Shorten SSH commands with aliases\n\nAdd a `Host` block to the ssh config file.\n",
+    );
+    f.write(
+        "knowledge/unix/ssh-keys.md",
+        "# SSH with a specific key\n\nPass `-i` to ssh to pick the key.\n",
+    );
+    f.write(
+        "knowledge/web/config-reload.md",
+        "# Reload the server config\n\nSend SIGHUP to reload its config.\n",
+    );
+    f.compile();
+    let ssh = f.home.join(".ssh");
+    std::fs::create_dir_all(&ssh).unwrap();
+    std::fs::write(ssh.join("config"), "").unwrap();
+    let text = context(
+        &read(&f, "t", ssh.join("config").to_str().unwrap()),
+        "PreToolUse",
+    );
+    assert!(text.contains("Entries about ssh:"), "{text}");
+    assert!(text.contains("kb:unix/ssh-aliases.md"), "{text}");
+    // It does not say `config`; the server note does not say `ssh`.
+    assert!(!text.contains("kb:unix/ssh-keys.md"), "{text}");
+    assert!(!text.contains("kb:web/"), "{text}");
+    // A file of the project with the same generic name gets nothing from this rule.
+    assert_eq!(read(&f, "t", "app/config"), "");
+    let (log, _) = helix_log(&f, &["--json"]);
+    assert!(log.contains("\"tool-file\""), "{log}");
+}
