@@ -631,22 +631,8 @@ pub fn file_name_term(name: &str) -> Option<String> {
 /// generic words (`.tmux.conf` → `tmux`; `webpack.config.js` → `webpack`; `.ruby-version`
 /// → `ruby`, `version`; `mod.rs` → none).
 pub fn name_words(name: &str) -> Vec<String> {
-    let bare = name.trim().trim_start_matches('.');
-    let stem = match bare.rfind('.') {
-        Some(dot) if dot > 0 => &bare[..dot],
-        _ => bare,
-    };
-    let mut out: Vec<String> = Vec::new();
-    for w in stem.split(|c: char| !c.is_alphanumeric()) {
-        let w = w.to_lowercase();
-        if w.chars().count() >= 3
-            && !w.chars().all(|c| c.is_ascii_digit())
-            && !sorted_contains(GENERIC_STEMS, &w)
-            && !out.contains(&w)
-        {
-            out.push(w);
-        }
-    }
+    let mut out = plain_name_words(name);
+    out.retain(|w| !w.chars().all(|c| c.is_ascii_digit()) && !sorted_contains(GENERIC_STEMS, w));
     out
 }
 
@@ -694,7 +680,7 @@ pub fn tool_words(path: &std::path::Path, home: Option<&std::path::Path>) -> Vec
 
 /// The words of a file's name without its extension (`init.lua` → `init`, `known_hosts`
 /// → `known`, `hosts`), lowercase, 3 characters or more: what a tool file is called,
-/// generic words included.
+/// generic words included ([`name_words`] leaves them out).
 pub fn plain_name_words(name: &str) -> Vec<String> {
     let bare = name.trim().trim_start_matches('.');
     let stem = match bare.rfind('.') {
