@@ -149,6 +149,15 @@ pub const OWN_CODE_PENALTY: f32 = 1.5;
 /// Points a request for work loses.
 pub const WORK_PENALTY: f32 = 2.0;
 
+/// What a prompt says besides its words' evidence (prompts only; errors ignore both).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Cues {
+    /// The prompt names the hit's topic ([`names_topic`]).
+    pub topic: bool,
+    /// The prompt names code no searched entry contains ([`names_own_code`]).
+    pub own_code: bool,
+}
+
 /// Evidence points of a prompt or error hit: separation counts one point per 1.5× lead
 /// over the mean of the other top ten (at most [`MAX_SEPARATION_POINTS`]), coverage of the
 /// query's idf mass up to two, each matched word beyond two a quarter, the matched idf
@@ -157,9 +166,9 @@ pub const WORK_PENALTY: f32 = 2.0;
 /// the knowledge; in an error at most [`MAX_ERROR_UNKNOWN`] count). Prompts also count a
 /// question two (a request for knowledge), a request for work minus [`WORK_PENALTY`], a
 /// lead over the next hit (a clearly best entry, even when the rest are not far behind on
-/// average), and [`TOPIC_POINTS`] when `topic` (the prompt names the hit's topic, see
-/// [`names_topic`]).
-pub fn points(e: &Evidence, form: Form, topic: bool) -> (f32, Signal) {
+/// average), [`TOPIC_POINTS`] when the prompt names the hit's topic and minus
+/// [`OWN_CODE_PENALTY`] when it names code the knowledge has never seen ([`Cues`]).
+pub fn points(e: &Evidence, form: Form, cues: Cues) -> (f32, Signal) {
     let separation = if e.separation.is_finite() {
         // libm's, not the C library's: a hook process then maps no libm.so (docs/benchmarks.md).
         (libm::logf(e.separation.max(1e-6)) / libm::logf(1.5)).min(MAX_SEPARATION_POINTS)
@@ -206,12 +215,20 @@ pub fn points(e: &Evidence, form: Form, topic: bool) -> (f32, Signal) {
         (gap, Signal::Gap),
         (mass, Signal::Mass),
         (
-            if topic && prompt { TOPIC_POINTS } else { 0.0 },
+            if cues.topic && prompt {
+                TOPIC_POINTS
+            } else {
+                0.0
+            },
             Signal::Topic,
         ),
     ];
     let penalty = if form == Form::Work {
         WORK_PENALTY
+    } else {
+        0.0
+    } + if cues.own_code && prompt {
+        OWN_CODE_PENALTY
     } else {
         0.0
     };
@@ -230,10 +247,11 @@ pub fn judge(found: &Found<'_>, at: usize, form: Form, own_code: bool) -> Option
     let h = found.hits.get(at)?;
     let query = found.query_of(h);
     let evidence = Evidence::of(query, &found.stats, &scores(found), at);
-    let (mut points, signal) = points(&evidence, form, names_topic(query, h.hit.entry.topic));
-    if own_code && form != Form::Error {
-        points -= OWN_CODE_PENALTY;
-    }
+    let cues = Cues {
+        topic: names_topic(query, h.hit.entry.topic),
+        own_code,
+    };
+    let (points, signal) = points(&evidence, form, cues);
     Some(Verdict {
         pass: points >= MIN_POINTS,
         points,
@@ -412,6 +430,17 @@ mod tests {
     }
 
     #[test]
+    fn cues_move_prompts_not_errors() {
+        let e = ev(4, 0, 0.5, 1.5);
+        let at = |form, topic, own_code| points(&e, form, Cues { topic, own_code }).0;
+        let plain = at(Form::Prompt, false, false);
+        assert!((at(Form::Prompt, true, false) - plain - TOPIC_POINTS).abs() < 1e-4);
+        assert!((plain - at(Form::Prompt, false, true) - OWN_CODE_PENALTY).abs() < 1e-4);
+        let error = at(Form::Error, false, false);
+        assert_eq!(at(Form::Error, true, true), error);
+    }
+
+    #[test]
     fn a_prompt_names_a_topic_by_its_first_word() {
         let q = |text: &str| Query::new(text, helix_index_format::TOKENIZER_VERSION);
         assert!(names_topic(&q("in vim, delete every matching line"), "vim"));
@@ -438,9 +467,12 @@ mod tests {
             unknown_idf: 2.08,
             ..ev(2, 3, 1.96 / 8.2, f32::INFINITY)
         };
-        assert!(points(&e, Form::Error, false).0 >= MIN_POINTS);
+        assert!(points(&e, Form::Error, Cues::default()).0 >= MIN_POINTS);
         // The same evidence in a prompt: the unknown words are the user's own names.
-        assert!(points(&e, Form::Prompt, false).0 < points(&e, Form::Error, false).0);
+        assert!(
+            points(&e, Form::Prompt, Cues::default()).0
+                < points(&e, Form::Error, Cues::default()).0
+        );
         // An unrelated failure sharing one word with an entry among a dozen it has not
         // seen stays out, however small the knowledge base.
         let e = Evidence {
@@ -449,7 +481,7 @@ mod tests {
             unknown_idf: 2.08,
             ..ev(1, 12, 0.98 / 27.9, f32::INFINITY)
         };
-        assert!(points(&e, Form::Error, false).0 < MIN_POINTS);
+        assert!(points(&e, Form::Error, Cues::default()).0 < MIN_POINTS);
     }
 
     #[test]
@@ -482,36 +514,36 @@ mod tests {
     #[test]
     fn points_add_up_and_name_the_largest_signal() {
         // 1.5^2 lead = 2 points, coverage 0.5 = 1, 4 matched = +0.5, no unknown.
-        let (p, s) = points(&ev(4, 0, 0.5, 2.25), Form::Prompt, false);
+        let (p, s) = points(&ev(4, 0, 0.5, 2.25), Form::Prompt, Cues::default());
         assert!(
             (p - 3.5).abs() < 1e-4 && s == Signal::Separation,
             "{p} {s:?}"
         );
         assert!(p >= MIN_POINTS);
         // The same hit with two unknown words and no lead fails.
-        let (p, _) = points(&ev(4, 2, 0.5, 1.0), Form::Prompt, false);
+        let (p, _) = points(&ev(4, 2, 0.5, 1.0), Form::Prompt, Cues::default());
         assert!(p < MIN_POINTS, "{p}");
         // A question lifts a moderately good hit over the line.
-        let (p, s) = points(&ev(3, 0, 0.6, 1.3), Form::Question, false);
+        let (p, s) = points(&ev(3, 0, 0.6, 1.3), Form::Question, Cues::default());
         assert!(p >= MIN_POINTS && s == Signal::Question, "{p} {s:?}");
-        let (p, _) = points(&ev(3, 0, 0.6, 1.3), Form::Prompt, false);
+        let (p, _) = points(&ev(3, 0, 0.6, 1.3), Form::Prompt, Cues::default());
         assert!(p < MIN_POINTS, "{p}");
         // A hit with no competitors stands out, but that alone is not enough: the only
         // entry sharing one word of a prompt about the user's own code stays out.
-        let (p, s) = points(&ev(1, 5, 0.1, f32::INFINITY), Form::Prompt, false);
+        let (p, s) = points(&ev(1, 5, 0.1, f32::INFINITY), Form::Prompt, Cues::default());
         assert!(p < MIN_POINTS && s == Signal::Separation, "{p} {s:?}");
-        let (p, _) = points(&ev(3, 0, 0.5, f32::INFINITY), Form::Prompt, false);
+        let (p, _) = points(&ev(3, 0, 0.5, f32::INFINITY), Form::Prompt, Cues::default());
         assert!(p >= MIN_POINTS, "{p}");
     }
 
     #[test]
     fn a_clear_first_place_counts_for_prompts_only_shared_wording_for_both() {
         let mut e = ev(4, 0, 0.5, 1.5);
-        let (flat, _) = points(&e, Form::Prompt, false);
+        let (flat, _) = points(&e, Form::Prompt, Cues::default());
         assert!(flat < MIN_POINTS, "{flat}");
         // 1.8× the next hit: 3·ln 1.8 ≈ 1.76 more points.
         e.gap = 1.8;
-        let (ahead, s) = points(&e, Form::Prompt, false);
+        let (ahead, s) = points(&e, Form::Prompt, Cues::default());
         assert!(
             (ahead - flat - 3.0 * 1.8f32.ln()).abs() < 1e-3,
             "{ahead} {flat}"
@@ -519,32 +551,32 @@ mod tests {
         assert!(ahead >= MIN_POINTS && s == Signal::Gap, "{ahead} {s:?}");
         // The gap counts up to 2×.
         e.gap = f32::INFINITY;
-        let (far, _) = points(&e, Form::Prompt, false);
+        let (far, _) = points(&e, Form::Prompt, Cues::default());
         assert!((far - flat - 3.0 * 2f32.ln()).abs() < 1e-3, "{far}");
         // 30 units of matched idf: 20 beyond the floor, one point.
         e.gap = 1.0;
         e.mass = 30.0;
         e.known_mass = 60.0; // the same coverage, 0.5, for an error
-        let (rich, _) = points(&e, Form::Prompt, false);
+        let (rich, _) = points(&e, Form::Prompt, Cues::default());
         assert!((rich - flat - 1.0).abs() < 1e-3, "{rich} {flat}");
         // Errors count the shared wording, not the gap.
         e.gap = 1.8;
-        let (error, _) = points(&e, Form::Error, false);
+        let (error, _) = points(&e, Form::Error, Cues::default());
         assert!((error - rich).abs() < 1e-4, "{error} {rich}");
         // An error's unknown words cost at most half a point; a prompt's each a quarter.
         e.unknown = 6;
-        let (error6, _) = points(&e, Form::Error, false);
+        let (error6, _) = points(&e, Form::Error, Cues::default());
         assert!((error - error6 - 0.5).abs() < 1e-4, "{error} {error6}");
-        let (prompt6, _) = points(&e, Form::Prompt, false);
+        let (prompt6, _) = points(&e, Form::Prompt, Cues::default());
         e.unknown = 0;
-        let (prompt0, _) = points(&e, Form::Prompt, false);
+        let (prompt0, _) = points(&e, Form::Prompt, Cues::default());
         assert!(
             (prompt0 - prompt6 - 1.5).abs() < 1e-4,
             "{prompt6} {prompt0}"
         );
         // A request for work needs two more points than a plain prompt.
-        let (work, _) = points(&e, Form::Work, false);
-        let (plain, _) = points(&e, Form::Prompt, false);
+        let (work, _) = points(&e, Form::Work, Cues::default());
+        let (plain, _) = points(&e, Form::Prompt, Cues::default());
         assert!((plain - work - WORK_PENALTY).abs() < 1e-4);
     }
 }
