@@ -30,6 +30,7 @@ fn main() {
     println!("cargo:rerun-if-changed=hot-text.txt");
     println!("cargo:rerun-if-env-changed=HELIX_HOT_TEXT");
     println!("cargo:rerun-if-env-changed=HELIX_STATIC");
+    println!("cargo:rerun-if-env-changed=CC");
     if env("CARGO_CFG_TARGET_OS") != "linux" || env("CARGO_CFG_TARGET_ENV") != "gnu" {
         return;
     }
@@ -66,15 +67,28 @@ fn static_link() {
     if env("TARGET") != env("HOST") {
         return;
     }
+    // `CC` may carry a wrapper or flags (`ccache gcc`).
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let archive = |name: &str| -> Option<PathBuf> {
-        let out = std::process::Command::new(&cc)
+    let mut words = cc.split_whitespace();
+    let program = words.next().unwrap_or("cc");
+    let flags: Vec<&str> = words.collect();
+    // Where the compiler keeps `name`; Err says why there is none.
+    let archive = |name: &str| -> Result<PathBuf, String> {
+        let out = std::process::Command::new(program)
+            .args(&flags)
             .arg(format!("-print-file-name={name}"))
             .output()
-            .ok()?;
-        let path = PathBuf::from(String::from_utf8(out.stdout).ok()?.trim());
+            .map_err(|e| format!("could not run `{cc}` ({e})"))?;
+        let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
         // An unknown file comes back as its bare name.
-        (path.is_absolute() && path.is_file()).then_some(path)
+        if path.is_absolute() && path.is_file() {
+            Ok(path)
+        } else {
+            Err(format!(
+                "`{cc} -print-file-name={name}` found no static archive (install glibc's \
+                 static libraries)"
+            ))
+        }
     };
     let dir = PathBuf::from(env("OUT_DIR")).join("static-libs");
     let mut scripts = Vec::new();
@@ -82,15 +96,14 @@ fn static_link() {
         let mut inputs = Vec::new();
         for name in *archives {
             match archive(name) {
-                Some(path) => inputs.push(format!("\"{}\"", path.display())),
+                Ok(path) => inputs.push(format!("\"{}\"", path.display())),
                 // glibc 2.34+ keeps empty libpthread/librt/libdl/libutil archives; older
                 // or other layouts may lack them, and nothing is lost without them.
-                None if lib != &"gcc_s" && lib != &"c" => {}
-                None => {
+                Err(_) if lib != &"gcc_s" && lib != &"c" => {}
+                Err(why) => {
                     println!(
-                        "cargo:warning=helix is linked dynamically: `{cc} -print-file-name={name}` \
-                         found no static archive (install glibc's static libraries, or set \
-                         HELIX_STATIC=0 to silence this)"
+                        "cargo:warning=helix is linked dynamically: {why}; set HELIX_STATIC=0 \
+                         to silence this"
                     );
                     return;
                 }
