@@ -73,6 +73,8 @@ pub enum Signal {
     Matched,
     /// The prompt asks a question (and the hit answers enough of it).
     Question,
+    /// The prompt states a problem or a subject, asking neither a question nor for work.
+    Statement,
     /// It shares much informative wording with the prompt.
     Mass,
     /// It is well ahead of the next hit.
@@ -100,6 +102,7 @@ impl Signal {
             Signal::Coverage => "coverage",
             Signal::Matched => "matched-terms",
             Signal::Question => "question",
+            Signal::Statement => "statement",
             Signal::Mass => "mass",
             Signal::Gap => "gap",
             Signal::FileName => "file-name",
@@ -146,6 +149,10 @@ pub const TOPIC_POINTS: f32 = 1.0;
 /// `camelCase`, `PascalCase` or `snake_case` name no entry contains, see
 /// [`names_own_code`]): it is about the user's own code, which team knowledge rarely is.
 pub const OWN_CODE_PENALTY: f32 = 1.5;
+/// Prompts: points a statement (`esc lags in vim under tmux`, `keep the mac awake for
+/// 2h`: neither a question nor a request for work) gains: between a question's two and a
+/// request's minus [`WORK_PENALTY`], as problem reports are mostly asking.
+pub const STATEMENT_POINTS: f32 = 0.75;
 /// Points a request for work loses.
 pub const WORK_PENALTY: f32 = 2.0;
 
@@ -211,6 +218,14 @@ pub fn points(e: &Evidence, form: Form, cues: Cues) -> (f32, Signal) {
         (
             if form == Form::Question { 2.0 } else { 0.0 },
             Signal::Question,
+        ),
+        (
+            if form == Form::Prompt {
+                STATEMENT_POINTS
+            } else {
+                0.0
+            },
+            Signal::Statement,
         ),
         (gap, Signal::Gap),
         (mass, Signal::Mass),
@@ -468,9 +483,10 @@ mod tests {
             ..ev(2, 3, 1.96 / 8.2, f32::INFINITY)
         };
         assert!(points(&e, Form::Error, Cues::default()).0 >= MIN_POINTS);
-        // The same evidence in a prompt: the unknown words are the user's own names.
+        // The same evidence in a prompt (its form aside): the unknown words are the user's
+        // own names.
         assert!(
-            points(&e, Form::Prompt, Cues::default()).0
+            points(&e, Form::Prompt, Cues::default()).0 - STATEMENT_POINTS
                 < points(&e, Form::Error, Cues::default()).0
         );
         // An unrelated failure sharing one word with an entry among a dozen it has not
@@ -513,10 +529,11 @@ mod tests {
 
     #[test]
     fn points_add_up_and_name_the_largest_signal() {
-        // 1.5^2 lead = 2 points, coverage 0.5 = 1, 4 matched = +0.5, no unknown.
+        // 1.5^2 lead = 2 points, coverage 0.5 = 1, 4 matched = +0.5, no unknown, a
+        // statement +0.75.
         let (p, s) = points(&ev(4, 0, 0.5, 2.25), Form::Prompt, Cues::default());
         assert!(
-            (p - 3.5).abs() < 1e-4 && s == Signal::Separation,
+            (p - 3.5 - STATEMENT_POINTS).abs() < 1e-4 && s == Signal::Separation,
             "{p} {s:?}"
         );
         assert!(p >= MIN_POINTS);
@@ -538,7 +555,7 @@ mod tests {
 
     #[test]
     fn a_clear_first_place_counts_for_prompts_only_shared_wording_for_both() {
-        let mut e = ev(4, 0, 0.5, 1.5);
+        let mut e = ev(4, 0, 0.5, 1.3);
         let (flat, _) = points(&e, Form::Prompt, Cues::default());
         assert!(flat < MIN_POINTS, "{flat}");
         // 1.8× the next hit: 3·ln 1.8 ≈ 1.76 more points.
@@ -559,10 +576,13 @@ mod tests {
         e.known_mass = 60.0; // the same coverage, 0.5, for an error
         let (rich, _) = points(&e, Form::Prompt, Cues::default());
         assert!((rich - flat - 1.0).abs() < 1e-3, "{rich} {flat}");
-        // Errors count the shared wording, not the gap.
+        // Errors count the shared wording, not the gap (nor a statement's form).
         e.gap = 1.8;
         let (error, _) = points(&e, Form::Error, Cues::default());
-        assert!((error - rich).abs() < 1e-4, "{error} {rich}");
+        assert!(
+            (error - (rich - STATEMENT_POINTS)).abs() < 1e-4,
+            "{error} {rich}"
+        );
         // An error's unknown words cost at most half a point; a prompt's each a quarter.
         e.unknown = 6;
         let (error6, _) = points(&e, Form::Error, Cues::default());
@@ -574,9 +594,10 @@ mod tests {
             (prompt0 - prompt6 - 1.5).abs() < 1e-4,
             "{prompt6} {prompt0}"
         );
-        // A request for work needs two more points than a plain prompt.
-        let (work, _) = points(&e, Form::Work, Cues::default());
-        let (plain, _) = points(&e, Form::Prompt, Cues::default());
-        assert!((plain - work - WORK_PENALTY).abs() < 1e-4);
+        // A request for work loses two points, a statement gains three quarters, a question
+        // gains two.
+        let at = |form| points(&e, form, Cues::default()).0;
+        assert!((at(Form::Prompt) - at(Form::Work) - WORK_PENALTY - STATEMENT_POINTS).abs() < 1e-4);
+        assert!((at(Form::Question) - at(Form::Prompt) - 2.0 + STATEMENT_POINTS).abs() < 1e-4);
     }
 }
