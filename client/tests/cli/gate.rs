@@ -249,10 +249,11 @@ fn search_explain_shows_terms_fields_and_the_gate() {
     );
 }
 
-/// A prompt that names the hit's topic gains a point (and the topic is searchable: the note
-/// never says `tmux`); one that names code the knowledge has never seen loses 1.5 points.
+/// The topic is searchable (the note never says `tmux`), and `--explain` shows the gate's
+/// cues: the prompt names the hit's topic; it names code no entry has (a known name is
+/// not the user's own). What each cue is worth is tested in `hook::gate`.
 #[test]
-fn topics_and_unknown_code_names_move_the_gate() {
+fn explain_shows_the_topic_and_unknown_code_cues() {
     let f = Fixture::uncompiled();
     f.write(
         "knowledge/tmux/escape-delay.md",
