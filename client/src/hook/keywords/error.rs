@@ -1,0 +1,251 @@
+//! A failed command's output as the error hook reads it: the lines that state the error,
+//! without frames, excerpts and progress noise, and their search terms.
+
+use super::terms::{candidates, pick, sorted_contains, useful};
+
+/// Most terms taken from an error text.
+pub const ERROR_TERMS: usize = 16;
+
+/// Words every compiler or shell error says; useless for telling errors apart.
+const ERROR_NOISE: &[&str] = &[
+    "aborting",
+    "at",
+    "build",
+    "code",
+    "command",
+    "compile",
+    "compiling",
+    "could",
+    "directory",
+    "error",
+    "errors",
+    "exit",
+    "exited",
+    "fail",
+    "failed",
+    "failing",
+    "fails",
+    "for",
+    "failure",
+    "file",
+    "help",
+    "line",
+    "no",
+    "note",
+    "not",
+    "previous",
+    "process",
+    "run",
+    "running",
+    "see",
+    "status",
+    "such",
+    "warning",
+    "warnings",
+];
+
+/// The meaningful part of a PostToolUseFailure `error`: without the `Exit code N` line,
+/// stack frames, source excerpts and progress noise; the lines that state an error, each
+/// with the line after it when that continues the message, and hints and warnings, in
+/// their order; at most a few KB.
+pub fn error_text(error: &str) -> String {
+    let body = match error.split_once('\n') {
+        Some((first, rest)) if first.trim_start().starts_with("Exit code") => rest,
+        _ if error.trim_start().starts_with("Exit code") && !error.contains('\n') => "",
+        _ => error,
+    };
+    let mut lines: Vec<&str> = Vec::new();
+    for l in body.lines().map(str::trim) {
+        if !l.is_empty() && !is_error_noise(l) && !lines.contains(&l) {
+            lines.push(l);
+        }
+    }
+    let lower: Vec<String> = lines.iter().map(|l| l.to_ascii_lowercase()).collect();
+    let is_err = |i: usize| {
+        [
+            "error",
+            "panicked",
+            "fatal",
+            "exception",
+            "cannot",
+            "undefined",
+            "not found",
+            "failed",
+        ]
+        .iter()
+        .any(|k| lower[i].contains(k))
+            // pytest's explanation lines (`E   Use -v to get more diff`).
+            || lines[i].starts_with("E ")
+    };
+    // `warning: …` alone, after a location (`lib/flags.rb:18: warning: …`) or a tag
+    // (`(node:42) Warning: …`).
+    let is_hint = |i: usize| {
+        ["hint", "warning", "help:", "caused by", "detail:"]
+            .iter()
+            .any(|k| {
+                lower[i].starts_with(k)
+                    || lower[i].contains(&format!(") {k}"))
+                    || lower[i].contains(&format!(": {k}"))
+            })
+    };
+    // The message often goes on on the next line (`remove_column is only reversible…`
+    // after `StandardError: An error has occurred…: (StandardError)`, the exception after
+    // `Caused by:`).
+    let continues = |l: &str| {
+        let l = match l.rsplit_once(" (") {
+            Some((head, class)) if class.ends_with(')') => head,
+            _ => l,
+        };
+        l.ends_with(':')
+    };
+    let mut keep = vec![false; lines.len()];
+    let mut errors = 0;
+    for i in 0..lines.len() {
+        let hint = is_hint(i);
+        if is_err(i) && errors < 6 {
+            errors += 1;
+            keep[i] = true;
+        } else if hint {
+            keep[i] = true;
+        } else {
+            continue;
+        }
+        if continues(lines[i]) && i + 1 < lines.len() {
+            keep[i + 1] = true;
+        }
+    }
+    // A lone error line (`(ActiveRecord::PendingMigrationError)` under the message that
+    // explains it) says too little: the first other lines join it.
+    if errors < 2 {
+        let mut extra = 4usize.saturating_sub(keep.iter().filter(|&&k| k).count());
+        for k in keep.iter_mut() {
+            if extra == 0 {
+                break;
+            }
+            if !*k {
+                *k = true;
+                extra -= 1;
+            }
+        }
+    }
+    let picked: Vec<&str> = (0..lines.len())
+        .filter(|&i| keep[i])
+        .map(|i| lines[i])
+        .take(8)
+        .collect();
+    let mut s = picked.join("\n");
+    if s.len() > 4096 {
+        let mut cut = 4096;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+    }
+    s
+}
+
+/// Lines of a failure's output that say nothing about what went wrong: stack frames
+/// (`at f (file:1:2)`, `from file:3:in`, `File "x.py", line 4`, `# ./spec/x_spec.rb:12`),
+/// source excerpts and carets, runtime versions and package-manager progress.
+fn is_error_noise(l: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "at ",
+        "from ",
+        "File \"",
+        "# ",
+        "--> ",
+        "-->",
+        "|",
+        "^",
+        "~",
+        "Node.js v",
+        "(Use `node",
+        "Run options:",
+        "Running ",
+        "Done in ",
+        "success ",
+        "> ",
+        "[",
+        "...",
+    ];
+    if PREFIXES.iter().any(|p| l.starts_with(p)) {
+        return true;
+    }
+    // A line of only a location (`src/a.rs:10:5`, `/app/db/x.rb:3:in `change'`) or of
+    // punctuation.
+    let letters = l.chars().filter(|c| c.is_alphabetic()).count();
+    letters == 0 || (l.split_whitespace().count() <= 2 && l.contains('/') && l.contains(':'))
+}
+
+/// Search terms of an error text: at most 8, without paths, line numbers and error boilerplate.
+/// Empty when the text is under 15 characters or yields fewer than 2 terms.
+pub fn error_terms(text: &str) -> Vec<String> {
+    error_terms_up_to(text, ERROR_TERMS)
+}
+
+/// [`error_terms`] keeping at most `max` terms.
+pub fn error_terms_up_to(text: &str, max: usize) -> Vec<String> {
+    if text.trim().chars().count() < 15 {
+        return Vec::new();
+    }
+    // Paths and `file.rs:12:5` locations differ between machines; drop them before tokenizing.
+    let cleaned: Vec<&str> = text
+        .split_whitespace()
+        .filter(|w| !w.contains('/') && !w.contains('\\'))
+        .filter(|w| {
+            !w.trim_end_matches([':', ',', ')'])
+                .rsplit(':')
+                .next()
+                .is_some_and(|t| {
+                    !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) && w.contains(':')
+                })
+        })
+        .collect();
+    let cleaned = cleaned.join(" ");
+    let cands = candidates(&cleaned, |w| {
+        useful(w)
+            && !sorted_contains(ERROR_NOISE, w)
+            && !w.chars().all(|c| c.is_ascii_digit())
+            // hex hashes and addresses
+            && (w.len() < 8 || !w.bytes().all(|b| b.is_ascii_hexdigit()))
+    });
+    let terms = pick(cands, max);
+    if terms.len() < 2 { Vec::new() } else { terms }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_keywords() {
+        let e = "Exit code 101\n   Compiling foo v0.1.0\nerror[E0502]: cannot borrow `self.cache` as mutable\n --> src/main.rs:10:5\n";
+        let text = error_text(e);
+        assert!(!text.contains("Exit code"));
+        let terms = error_terms(&text);
+        assert!(terms.contains(&"e0502".to_string()), "{terms:?}");
+        assert!(terms.contains(&"borrow".to_string()), "{terms:?}");
+        assert!(!terms.iter().any(|t| t.contains("main")), "{terms:?}");
+        assert!(error_terms("Exit code 1").is_empty());
+        // Stack frames, source excerpts and runtime versions go; a message that goes on
+        // after a colon is kept whole.
+        let node = "Exit code 1\nbin/rails aborted!\nStandardError: An error has occurred, all later migrations canceled:\n\nremove_column is only reversible if given a type.\n/app/db/migrate/20240611_x.rb:3:in `change'\n    at Object.<anonymous> (/app/x.js:1:2)\n       ^^^^^^\nNode.js v20.11.1";
+        let text = error_text(node);
+        assert!(text.contains("remove_column is only reversible"), "{text}");
+        assert!(
+            !text.contains("Object.<anonymous>") && !text.contains("Node.js"),
+            "{text}"
+        );
+        assert!(!text.contains("^^^") && !text.contains("x.rb:3"), "{text}");
+        // "FAIL" is boilerplate like "failed", also when a lone error line brings it along.
+        let terms = error_terms(&error_text(
+            "Exit code 1\nFAIL src/cart.test.ts\n  3 tests failed, run the tests again with --verbose",
+        ));
+        assert!(!terms.iter().any(|t| t.starts_with("fail")), "{terms:?}");
+        // A lone error line brings the lines around it.
+        let pending = "Exit code 1\nMigrations are pending. To resolve this issue, run:\n\n        bin/rails db:migrate RAILS_ENV=test\n\n (ActiveRecord::PendingMigrationError)";
+        let terms = error_terms(&error_text(pending));
+        assert!(terms.iter().any(|t| t == "pending"), "{terms:?}");
+        assert!(terms.len() <= ERROR_TERMS);
+    }
+}

@@ -1,0 +1,218 @@
+//! What a file path says for the ambient hook: its searchable name and stem, the words
+//! that name what the file is, the tool a user-level file belongs to, a pattern's words.
+
+use super::terms::{sorted_contains, useful};
+
+/// File stems too generic to say what a file is about (every project has one): the
+/// parent directory name is used for the stem, and the name is not searched.
+const GENERIC_STEMS: &[&str] = &[
+    "__init__",
+    "build",
+    "cargo",
+    "changelog",
+    "config",
+    "contributing",
+    "default",
+    "index",
+    "init",
+    "lib",
+    "license",
+    "main",
+    "makefile",
+    "mod",
+    "package",
+    "readme",
+    "setup",
+    "src",
+    "test",
+    "tests",
+    "types",
+    "util",
+    "utils",
+];
+
+/// The searchable stem of a path: the file stem, or the parent directory's name when the
+/// stem is generic (`src/hook/mod.rs` → `hook`). `None` when neither says anything.
+pub fn path_stem(path: &str) -> Option<String> {
+    let path = path.trim_end_matches('/');
+    let mut comps = path
+        .rsplit(['/', '\\'])
+        .filter(|c| !c.is_empty() && *c != "." && *c != "..");
+    let file = comps.next()?;
+    let stem = match file.rfind('.') {
+        Some(0) | None => file,
+        Some(dot) => &file[..dot],
+    };
+    let stem = stem.trim_start_matches('.');
+    let generic = |s: &str| s.len() < 3 || sorted_contains(GENERIC_STEMS, &s.to_ascii_lowercase());
+    if !generic(stem) {
+        return Some(stem.to_string());
+    }
+    comps.find(|c| !generic(c)).map(str::to_string)
+}
+
+/// A file's name as the ambient hook searches it (whole, `vercel.json`, `.psqlrc`): `None`
+/// when its stem is generic (`mod.rs`, `Cargo.toml`, `README.md`) or too short to mean
+/// anything.
+pub fn file_name_term(name: &str) -> Option<String> {
+    let name = name.trim();
+    let bare = name.trim_start_matches('.');
+    let stem = bare.split('.').next().unwrap_or(bare);
+    let generic = stem.chars().count() < 3
+        || sorted_contains(GENERIC_STEMS, &stem.to_ascii_lowercase())
+        || name.chars().count() > 128;
+    (!generic).then(|| name.to_string())
+}
+
+/// The words that say what a file is, lowercase, for matching entry titles and topics:
+/// the name's alphanumeric words of 3 or more characters, without the extension and without
+/// generic words (`.tmux.conf` → `tmux`; `webpack.config.js` → `webpack`; `.ruby-version`
+/// → `ruby`, `version`; `mod.rs` → none).
+pub fn name_words(name: &str) -> Vec<String> {
+    let mut out = plain_name_words(name);
+    out.retain(|w| !w.chars().all(|c| c.is_ascii_digit()) && !sorted_contains(GENERIC_STEMS, w));
+    out
+}
+
+/// The tools a user-level configuration file belongs to, lowercase, from the directories
+/// of its path: a dot-directory (`~/.ssh/config` → `ssh`), the directory under `.config`
+/// (`~/.config/git/ignore` → `git`), the directory in `/etc` (`/etc/nginx/nginx.conf` →
+/// `nginx`). `home` is stripped first, so the user's own directory names do not count.
+pub fn tool_words(path: &std::path::Path, home: Option<&std::path::Path>) -> Vec<String> {
+    let rel = home.and_then(|h| path.strip_prefix(h).ok()).unwrap_or(path);
+    let dirs: Vec<&str> = match rel.parent() {
+        Some(parent) => parent
+            .components()
+            .filter_map(|c| match c {
+                std::path::Component::Normal(s) => s.to_str(),
+                _ => None,
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |w: &str| {
+        let w = w.to_lowercase();
+        if w.chars().count() >= 2
+            && w.chars().all(|c| c.is_alphanumeric() || c == '-')
+            && !out.contains(&w)
+        {
+            out.push(w);
+        }
+    };
+    let etc = rel.is_absolute() && dirs.first() == Some(&"etc");
+    for (i, d) in dirs.iter().enumerate() {
+        match d.strip_prefix('.') {
+            Some("config") => {
+                if let Some(tool) = dirs.get(i + 1) {
+                    push(tool);
+                }
+            }
+            Some(tool) if !tool.is_empty() => push(tool),
+            _ if etc && i == 1 => push(d),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The words of a file's name without its extension (`init.lua` → `init`, `known_hosts`
+/// → `known`, `hosts`), lowercase, 3 characters or more: what a tool file is called,
+/// generic words included ([`name_words`] leaves them out).
+pub fn plain_name_words(name: &str) -> Vec<String> {
+    let bare = name.trim().trim_start_matches('.');
+    let stem = match bare.rfind('.') {
+        Some(dot) if dot > 0 => &bare[..dot],
+        _ => bare,
+    };
+    let mut out: Vec<String> = Vec::new();
+    for w in stem.split(|c: char| !c.is_alphanumeric()) {
+        let w = w.to_lowercase();
+        if w.chars().count() >= 3 && !out.contains(&w) {
+            out.push(w);
+        }
+    }
+    out
+}
+
+/// Literal words of a glob or regex pattern worth searching (`**/*config*.rs` → `config`).
+pub fn pattern_words(pattern: &str) -> Vec<String> {
+    const EXT: &[&str] = &[
+        "rs", "ts", "tsx", "js", "jsx", "py", "go", "md", "json", "toml", "yaml", "yml", "txt",
+    ];
+    let mut out: Vec<String> = Vec::new();
+    for w in pattern.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+        let lower = w.to_lowercase();
+        if w.chars().count() >= 3
+            && !EXT.contains(&lower.as_str())
+            && useful(&lower)
+            && !out.contains(&lower)
+        {
+            out.push(lower);
+        }
+    }
+    out.truncate(4);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_words_come_from_dot_directories_config_and_etc() {
+        use std::path::Path;
+        let home = Some(Path::new("/home/ann"));
+        let tools = |p: &str| tool_words(Path::new(p), home);
+        assert_eq!(tools("/home/ann/.ssh/config"), ["ssh"]);
+        assert_eq!(tools("/home/ann/.config/git/ignore"), ["git"]);
+        assert_eq!(tools("/home/ann/.config/nvim/lua/init.lua"), ["nvim"]);
+        assert_eq!(tools("/etc/nginx/sites/app.conf"), ["nginx"]);
+        assert!(tools("/etc/hosts").is_empty());
+        assert!(tools("/home/ann/notes.txt").is_empty());
+        // The user's own dot-named home directory is not a tool.
+        assert!(tool_words(Path::new("/home/.ann/x"), Some(Path::new("/home/.ann"))).is_empty());
+        assert_eq!(plain_name_words("known_hosts"), ["known", "hosts"]);
+        assert_eq!(plain_name_words("init.lua"), ["init"]);
+        assert_eq!(plain_name_words(".envrc"), ["envrc"]);
+    }
+
+    #[test]
+    fn file_names() {
+        assert_eq!(
+            file_name_term("vercel.json").as_deref(),
+            Some("vercel.json")
+        );
+        assert_eq!(file_name_term(".psqlrc").as_deref(), Some(".psqlrc"));
+        assert_eq!(name_words(".tmux.conf"), ["tmux"]);
+        assert_eq!(name_words("webpack.config.js"), ["webpack"]);
+        assert_eq!(name_words(".ruby-version"), ["ruby", "version"]);
+        assert_eq!(
+            name_words("sessions_controller.rb"),
+            ["sessions", "controller"]
+        );
+        assert_eq!(name_words("Brewfile"), ["brewfile"]);
+        assert!(name_words("mod.rs").is_empty());
+        for generic in [
+            "mod.rs",
+            "Cargo.toml",
+            "README.md",
+            "CHANGELOG.md",
+            "ci.yml",
+            "a.rs",
+        ] {
+            assert_eq!(file_name_term(generic), None, "{generic}");
+        }
+    }
+
+    #[test]
+    fn stems() {
+        assert_eq!(
+            path_stem("/r/src/rebase_onto.rs").as_deref(),
+            Some("rebase_onto")
+        );
+        assert_eq!(path_stem("client/src/hook/mod.rs").as_deref(), Some("hook"));
+        assert_eq!(path_stem("src/lib.rs"), None);
+        assert_eq!(path_stem(".gitignore").as_deref(), Some("gitignore"));
+    }
+}
