@@ -10,7 +10,8 @@ use super::events::{READ_HINT, Shape, entry_ref_line, hit_line, search, topic_li
 use super::gate::{self, Signal};
 use super::inject::Injection;
 use super::keywords::{
-    file_name_term, name_words, pattern_words, plain_name_words, removed_symbols, tool_words,
+    file_name_term, name_words, pattern_words, plain_name_words, removed_symbols, tool_names,
+    tool_words,
 };
 use super::output::{self, MAX_CONTEXT_CHARS, Text};
 use super::state;
@@ -181,14 +182,16 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
         }
         searches.push(found);
     }
-    // 4. A user-level configuration file outside the project (`~/.ssh/config`,
-    // `~/.config/git/ignore`) whose name says little: entries about its tool that say
-    // every word of the tool and the name.
+    // 4. A tool's file whose name says little: a user-level configuration file outside the
+    // project (`~/.ssh/config`, `~/.config/git/ignore`), or a file in a dot-directory at
+    // the project's top (`.git/info/exclude`, `.vscode/launch.json`): entries about its
+    // tool that say every word of the tool and the name.
     let tools = match (&rel, file) {
         (None, Some(f)) if taken.is_empty() => tool_words(
             Path::new(f),
             std::env::var_os("HOME").as_deref().map(Path::new),
         ),
+        (Some(r), _) if taken.is_empty() && r.starts_with('.') => tool_words(Path::new(r), None),
         _ => Vec::new(),
     };
     if !tools.is_empty() {
@@ -199,8 +202,10 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
             }
         }
         let found = search(k, &words.join(" "), Shape::Words, SEARCH_DEPTH);
+        // The title may name the product rather than the program (`nvim`: Neovim).
+        let names = tool_names(&tools);
         for at in 0..found.hits.len() {
-            let Some(v) = gate::about_tool(&found, at, &tools) else {
+            let Some(v) = gate::about_tool(&found, at, &names) else {
                 continue;
             };
             let h = &found.hits[at];

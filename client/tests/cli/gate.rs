@@ -403,8 +403,9 @@ fn ambient_names_a_config_file_through_notes_whose_title_says_what_it_is() {
     assert!(log.contains("\"file-title\""), "{log}");
 }
 
-/// A user-level configuration file outside the project whose name says little (`config`,
-/// `ignore`): the entries about its tool (from the path) that say every word of it.
+/// A tool's file whose name says little (`config`, `ignore`, `exclude`), outside the project
+/// or in a dot-directory at its top: the entries about its tool (from the path) that say
+/// every word of it.
 #[test]
 fn ambient_finds_a_user_config_file_through_its_tool() {
     let f = Fixture::uncompiled();
@@ -420,7 +421,41 @@ fn ambient_finds_a_user_config_file_through_its_tool() {
         "knowledge/web/config-reload.md",
         "# Reload the server config\n\nSend SIGHUP to reload its config.\n",
     );
+    f.write(
+        "knowledge/git/exclude-locally.md",
+        "# Ignore files only on this machine\n\nList them in git's info exclude file.\n",
+    );
+    // `exclude` alone is too common here to name the file.
+    for (name, tool) in [("rsync", "rsync"), ("tar", "tar"), ("rg", "ripgrep")] {
+        f.write(
+            &format!("knowledge/misc/{name}.md"),
+            &format!("# Skip paths with {tool}\n\nPass --exclude to {tool}.\n"),
+        );
+    }
+    f.write(
+        "knowledge/github/ci.md",
+        "# Run CI on GitHub\n\nA workflow file under .github/workflows runs the ci job.\n",
+    );
+    // The path says `nvim`, the topic says `neovim`.
+    f.write(
+        "knowledge/neovim/open-config.md",
+        "# Open the config from anywhere\n\nA user command in nvim's init.lua that opens it.\n",
+    );
+    f.write(
+        "knowledge/vim/mappings.md",
+        "# Leader mappings\n\nThe same init mappings work in nvim.\n",
+    );
     f.compile();
+    let nvim = f.home.join(".config/nvim");
+    std::fs::create_dir_all(&nvim).unwrap();
+    std::fs::write(nvim.join("init.lua"), "").unwrap();
+    let text = context(
+        &read(&f, "n", nvim.join("init.lua").to_str().unwrap()),
+        "PreToolUse",
+    );
+    assert!(text.contains("kb:neovim/open-config.md"), "{text}");
+    // Every word, but neither its title nor its topic names the tool.
+    assert!(!text.contains("kb:vim/mappings.md"), "{text}");
     let ssh = f.home.join(".ssh");
     std::fs::create_dir_all(&ssh).unwrap();
     std::fs::write(ssh.join("config"), "").unwrap();
@@ -435,6 +470,11 @@ fn ambient_finds_a_user_config_file_through_its_tool() {
     assert!(!text.contains("kb:web/"), "{text}");
     // A file of the project with the same generic name gets nothing from this rule.
     assert_eq!(read(&f, "t", "app/config"), "");
+    // A file in a dot-directory at the project's top belongs to its tool too; a name of
+    // under three letters (`ci`) leaves one word, too few to search.
+    let text = context(&read(&f, "g", ".git/info/exclude"), "PreToolUse");
+    assert!(text.contains("kb:git/exclude-locally.md"), "{text}");
+    assert_eq!(read(&f, "g", ".github/workflows/ci.yml"), "");
     let (log, _) = helix_log(&f, &["--json"]);
     assert!(log.contains("\"tool-file\""), "{log}");
 }

@@ -116,6 +116,25 @@ pub fn tool_words(path: &std::path::Path, home: Option<&std::path::Path>) -> Vec
     out
 }
 
+/// Product names for the program names that paths use: `~/.config/nvim` belongs to
+/// Neovim, `~/.config/Code` to VS Code, `~/.config/gh` to GitHub's CLI. Sorted.
+const TOOL_PRODUCTS: &[(&str, &str)] = &[("code", "vscode"), ("gh", "github"), ("nvim", "neovim")];
+
+/// `tools` (from [`tool_words`]) with the product each names, for matching the titles and
+/// topics of the entries about them.
+pub fn tool_names(tools: &[String]) -> Vec<String> {
+    let mut out = tools.to_vec();
+    for t in tools {
+        if let Ok(i) = TOOL_PRODUCTS.binary_search_by_key(&t.as_str(), |(program, _)| *program) {
+            let product = TOOL_PRODUCTS[i].1.to_string();
+            if !out.contains(&product) {
+                out.push(product);
+            }
+        }
+    }
+    out
+}
+
 /// The words of a file's name without its extension (`init.lua` → `init`, `known_hosts`
 /// → `known`, `hosts`), lowercase, 3 characters or more: what a tool file is called,
 /// generic words included ([`name_words`] leaves them out).
@@ -158,6 +177,15 @@ pub fn pattern_words(pattern: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tool_names_add_the_product_a_program_name_stands_for() {
+        let names = |t: &[&str]| tool_names(&t.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(names(&["nvim"]), ["nvim", "neovim"]);
+        assert_eq!(names(&["code", "user"]), ["code", "user", "vscode"]);
+        assert_eq!(names(&["ssh"]), ["ssh"]);
+        assert!(TOOL_PRODUCTS.windows(2).all(|w| w[0].0 < w[1].0), "sorted");
+    }
 
     #[test]
     fn tool_words_come_from_dot_directories_config_and_etc() {
