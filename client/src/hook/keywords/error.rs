@@ -177,7 +177,8 @@ fn is_error_noise(l: &str) -> bool {
     letters == 0 || (l.split_whitespace().count() <= 2 && l.contains('/') && l.contains(':'))
 }
 
-/// Search terms of an error text: at most 8, without paths, line numbers and error boilerplate.
+/// Search terms of an error text: at most [`ERROR_TERMS`], the names it says are missing
+/// first, without paths, line numbers, versions and error boilerplate.
 /// Empty when the text is under 15 characters or yields fewer than 2 terms.
 pub fn error_terms(text: &str) -> Vec<String> {
     error_terms_up_to(text, ERROR_TERMS)
@@ -188,10 +189,16 @@ pub fn error_terms_up_to(text: &str, max: usize) -> Vec<String> {
     if text.trim().chars().count() < 15 {
         return Vec::new();
     }
+    let missing = missing_names(text);
     // Paths and `file.rs:12:5` locations differ between machines; drop them before tokenizing.
     let cleaned: Vec<&str> = text
         .split_whitespace()
         .filter(|w| !w.contains('/') && !w.contains('\\'))
+        // Versions differ between machines too (`v1.22.19`, `vercel@33.5.3` keeps its name).
+        .filter_map(|w| match w.rsplit_once('@') {
+            Some((name, v)) if is_version(v) => Some(name),
+            _ => (!is_version(w)).then_some(w),
+        })
         .filter(|w| {
             !w.trim_end_matches([':', ',', ')'])
                 .rsplit(':')
@@ -209,13 +216,158 @@ pub fn error_terms_up_to(text: &str, max: usize) -> Vec<String> {
             // hex hashes and addresses
             && (w.len() < 8 || !w.bytes().all(|b| b.is_ascii_hexdigit()))
     });
-    let terms = pick(cands, max);
+    // What is missing is what the error is about: first, and kept whatever the budget.
+    let mut all: Vec<(String, bool)> = missing.into_iter().map(|m| (m, true)).collect();
+    for c in cands {
+        if !all.iter().any(|(m, _)| m.eq_ignore_ascii_case(&c.0)) {
+            all.push(c);
+        }
+    }
+    let terms = pick(all, max);
     if terms.len() < 2 { Vec::new() } else { terms }
+}
+
+/// Whether `w` is a version number: `1.2`, `v1.22.19`, `3.0.0-beta.1`, `(v20.11.1)`.
+fn is_version(w: &str) -> bool {
+    let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+    let w = w.strip_prefix(['v', 'V']).unwrap_or(w);
+    let core = w.split(['-', '+']).next().unwrap_or(w);
+    let mut parts = core.split('.');
+    core.contains('.') && parts.all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Where a [`MISSING`] message puts the missing name.
+#[derive(Clone, Copy, PartialEq)]
+enum Name {
+    /// Right after the phrase.
+    After,
+    /// Right before the phrase.
+    Before,
+    /// Right before the phrase, which ends the line.
+    BeforeEnd,
+}
+
+/// Messages that name what could not be found: the command, library or file is the subject
+/// of the error, even when it is a path or a word every error says (`code`).
+const MISSING: &[(&str, Name)] = &[
+    ("command not found: ", Name::After),         // zsh
+    (": command not found", Name::BeforeEnd),     // bash, sh
+    ("cannot load such file -- ", Name::After),   // Ruby
+    ("no module named ", Name::After),            // Python
+    ("cannot find module ", Name::After),         // Node
+    ("can't resolve ", Name::After),              // webpack, Vite
+    ("no such file or directory: ", Name::After), // zsh
+    ("unable to locate package ", Name::After),   // apt
+    (" is not recognized as ", Name::Before),     // Windows
+];
+
+/// The names that [`MISSING`] messages in `text` say are missing, as search terms: a
+/// library path by its first segment (`rexml/document` → `rexml`, `@babel/core` → `babel`),
+/// a file path by its stem (`/usr/local/opt/asdf/libexec/asdf.sh` → `asdf`), a Python
+/// module by its package (`yaml.constructor` → `yaml`). At most three.
+fn missing_names(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let lower = line.trim_end().to_ascii_lowercase();
+        for &(phrase, place) in MISSING {
+            let Some(at) = lower.find(phrase) else {
+                continue;
+            };
+            let raw = match place {
+                Name::After => line[at + phrase.len()..].split_whitespace().next(),
+                Name::BeforeEnd if at + phrase.len() != lower.len() => None,
+                Name::Before | Name::BeforeEnd => {
+                    line[..at].rsplit([' ', ':']).find(|w| !w.is_empty())
+                }
+            };
+            let Some(name) = raw.and_then(missing_name) else {
+                continue;
+            };
+            if out.len() < 3 && !out.contains(&name) {
+                out.push(name);
+            }
+        }
+    }
+    out
+}
+
+fn missing_name(raw: &str) -> Option<String> {
+    let raw =
+        raw.trim_matches(|c: char| matches!(c, '\'' | '"' | '`' | ',' | ';' | ':' | '(' | ')'));
+    let name = if raw.starts_with(['/', '.', '~']) {
+        super::files::path_stem(raw)?
+    } else {
+        let first = raw.trim_start_matches('@').split('/').next()?;
+        // A Python module's package; a file name (`asdf.sh`) keeps its stem too.
+        first.split('.').next()?.to_string()
+    };
+    let ok = name.chars().count() >= 2
+        && name.chars().any(|c| c.is_alphabetic())
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_'));
+    ok.then(|| name.to_lowercase())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn versions_are_not_terms() {
+        for v in ["1.2", "v1.22.19", "3.0.0-beta.1", "(v20.11.1)", "V2.0,"] {
+            assert!(is_version(v), "{v}");
+        }
+        for w in ["1", "v1", "e.g.", "main.rs", "2.x", "node", "."] {
+            assert!(!is_version(w), "{w}");
+        }
+        let terms = error_terms_up_to(
+            "yarn global v1.22.19\nsuccess Installed \"vercel@33.5.3\" with binaries",
+            16,
+        );
+        assert!(terms.iter().any(|t| t.contains("vercel")), "{terms:?}");
+        assert!(
+            !terms.iter().any(|t| t.contains("22") || t.contains("33")),
+            "{terms:?}"
+        );
+    }
+
+    #[test]
+    fn missing_names_are_the_subject() {
+        assert_eq!(missing_names("zsh: command not found: code"), ["code"]);
+        assert_eq!(missing_names("bash: vercel: command not found"), ["vercel"]);
+        assert_eq!(
+            missing_names("  cannot load such file -- rexml/document"),
+            ["rexml"]
+        );
+        assert_eq!(
+            missing_names("ModuleNotFoundError: No module named 'yaml.constructor'"),
+            ["yaml"]
+        );
+        assert_eq!(
+            missing_names("Error: Cannot find module '@babel/core'"),
+            ["babel"]
+        );
+        assert_eq!(
+            missing_names(
+                "/Users/dev/.zshrc:.:225: no such file or directory: /usr/local/opt/asdf/libexec/asdf.sh\nzsh: command not found: node"
+            ),
+            ["asdf", "node"]
+        );
+        assert_eq!(
+            missing_names("'gradle' is not recognized as an internal or external command,"),
+            ["gradle"]
+        );
+        // Numbers and punctuation are not names; an ordinary error names nothing missing.
+        assert!(missing_names("zsh: command not found: 42").is_empty());
+        assert!(missing_names("error[E0425]: cannot find value `x` in this scope").is_empty());
+        // The missing name is kept even where the budget is tight and the word is noise.
+        let terms = error_terms_up_to(
+            "zsh: command not found: code\nwarning: something else entirely happened here",
+            2,
+        );
+        assert_eq!(terms[0], "code", "{terms:?}");
+    }
 
     #[test]
     fn error_keywords() {
