@@ -1,0 +1,204 @@
+//! Sync engine: per followed project, push pending entries, download its artifact and follow
+//! proposals (the driver here); the cache's own bookkeeping is `helix_client::cache`.
+
+mod fetch;
+mod http;
+mod proposals;
+mod push;
+
+use anyhow::Result;
+use fetch::{Fetched, fetch};
+use helix_client::cache::{Report, compile_local, read_meta, record, short};
+use helix_client::config::ProjectConfig;
+use helix_client::knowledge::INDEX_FILE;
+use helix_client::pending;
+use http::{Ctx, Failure};
+use proposals::{follow_proposals, share_proposals};
+use push::push_pending;
+use std::path::Path;
+use std::process::ExitCode;
+
+pub use crate::download::{MIN_BYTES_PER_SEC, NetLimits};
+pub use http::{http_client, transport_reason};
+
+fn cache_age_note(dir: &Path) -> String {
+    match read_meta(dir).filter(|_| dir.join(INDEX_FILE).exists()) {
+        Some(m) => format!(
+            "using cache from {} ago",
+            helix_client::human::age(helix_client::sys::now_secs() - m.fetched_at)
+        ),
+        None => "no cache yet".to_string(),
+    }
+}
+
+/// Syncs one server project: push pending entries, then fetch the artifact.
+pub fn sync_project(
+    http: &reqwest::blocking::Client,
+    limits: &NetLimits,
+    server: &str,
+    token: Option<&str>,
+    project: &str,
+    dir: &Path,
+    quiet: bool,
+) -> Report {
+    let ctx = Ctx {
+        http,
+        server,
+        token,
+        limits,
+    };
+    // Left by a sync or store that was killed: nothing else ever removes them.
+    helix_client::sys::remove_stale_temps(dir);
+    helix_client::sys::remove_stale_temps(&helix_client::paths::pending_dir(project));
+    let fail = |f: Failure| -> Report {
+        let line = match f {
+            Failure::Offline(why) => {
+                format!(
+                    "{project}: offline: {why} ({server}), {}",
+                    cache_age_note(dir)
+                )
+            }
+            Failure::Other(why) => {
+                format!(
+                    "{project}: error: {why} ({server}); {}",
+                    cache_age_note(dir)
+                )
+            }
+        };
+        let left = pending::count(project);
+        let line = if left > 0 {
+            format!("{line}; {left} pending kept")
+        } else {
+            line
+        };
+        record(dir, false, &line);
+        Report {
+            project: project.to_string(),
+            ok: false,
+            line,
+        }
+    };
+    let (pushed, rejected) = match push_pending(&ctx, project, dir) {
+        Ok(v) => v,
+        Err(f) => return fail(f),
+    };
+    let mut shares = false;
+    let fetched = match fetch(&ctx, project, dir, quiet, &mut shares) {
+        Ok(v) => v,
+        Err(f) => return fail(f),
+    };
+    // After the download: a proposal that landed is then usually in the cache already.
+    let awaiting = follow_proposals(&ctx, project, dir);
+    if shares {
+        share_proposals(&ctx, project, dir);
+    } else if let Err(e) = pending::set_proposed(project, &[], dir) {
+        eprintln!("helix: {project}: {e:#}");
+    }
+    let generation = match &fetched {
+        Fetched::UpToDate(m) | Fetched::Updated { meta: m, .. } => m.generation,
+    };
+    if let Err(e) = pending::drop_acked(project, dir, generation) {
+        eprintln!("helix: {project}: {e:#}");
+    }
+    let mut line = match fetched {
+        Fetched::UpToDate(m) => format!(
+            "{project}: {}, commit {}, up to date",
+            helix_client::human::entries(m.entries),
+            short(&m.commit)
+        ),
+        Fetched::Updated {
+            old_entries: Some(o),
+            meta,
+            received,
+        } => {
+            let diff = meta.entries as i64 - o as i64;
+            format!(
+                "{project}: updated {} → {} entries ({diff:+}), commit {}, {}",
+                helix_client::human::thousands(o),
+                helix_client::human::thousands(meta.entries),
+                short(&meta.commit),
+                received.describe()
+            )
+        }
+        Fetched::Updated {
+            old_entries: None,
+            meta,
+            received,
+        } => format!(
+            "{project}: {}, commit {}, downloaded {}",
+            helix_client::human::entries(meta.entries),
+            short(&meta.commit),
+            received.describe()
+        ),
+    };
+    if pushed > 0 {
+        line.push_str(&format!(", pushed {pushed} pending"));
+    }
+    if rejected > 0 {
+        line.push_str(&format!(", {rejected} rejected (see above)"));
+    }
+    if awaiting > 0 {
+        line.push_str(&format!(", {awaiting} proposed awaiting review"));
+    }
+    record(dir, rejected == 0, &line);
+    Report {
+        project: project.to_string(),
+        ok: rejected == 0,
+        line,
+    }
+}
+
+/// Syncs every project `cfg` follows.
+pub fn sync_all(cfg: &ProjectConfig, quiet: bool) -> Result<Vec<Report>> {
+    let Some(server) = cfg.server.as_deref() else {
+        let mut out = Vec::new();
+        for p in &cfg.projects {
+            out.push(compile_local(cfg, p).unwrap_or_else(|e| Report {
+                project: p.clone(),
+                ok: false,
+                line: format!("{p}: error: {e:#}"),
+            }));
+        }
+        return Ok(out);
+    };
+    let limits = NetLimits::load()?;
+    let http = http_client(server, &limits, false)?;
+    let mut out = Vec::new();
+    for p in &cfg.projects {
+        let token = helix_client::config::token_for(server, p)?;
+        out.push(sync_project(
+            &http,
+            &limits,
+            server,
+            token.as_deref(),
+            p,
+            &cfg.cache_dir(p),
+            quiet,
+        ));
+    }
+    Ok(out)
+}
+
+/// `helix sync`: one line per project; exit 1 when any project could not be synced (its
+/// cache is then left as it was).
+pub fn run(a: helix_client::commands::sync::Args) -> Result<ExitCode> {
+    let cfg = helix_client::config::require(&helix_client::commands::cwd()?)?;
+    let reports = sync_all(&cfg, a.quiet)?;
+    let mut ok = true;
+    for r in &reports {
+        ok &= r.ok;
+        if r.ok {
+            if !a.quiet {
+                println!("{}", r.line);
+            }
+        } else {
+            // Failures always reach stderr, even with --quiet.
+            eprintln!("{}", r.line);
+        }
+    }
+    Ok(if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
