@@ -310,7 +310,7 @@ mod tests {
         helix_index_format::build(&entries, &info).expect("build")
     }
 
-    /// What a client does (client-net/src/sync.rs): the old artifact's delta form as the
+    /// What a client does (client-net/src/download.rs): the old artifact's delta form as the
     /// prefix, then the inverse of the delta form.
     fn apply(old: &[u8], patch: &[u8], len: usize) -> Vec<u8> {
         let mut prefix = old.to_vec();
