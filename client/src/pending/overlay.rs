@@ -20,7 +20,8 @@ fn overlay_entry(path: &Path, id: &str, key: &str, marker: &str) -> Option<Entry
 }
 
 /// Rebuilds `overlay.hix` of `project` from its pending and acknowledged-but-not-yet-synced
-/// files (removes it when there are none). Serialised with a lock file so two concurrent
+/// files and the teammates' open proposals the last sync listed (removes it when there are
+/// none). Serialised with a lock file so two concurrent
 /// stores never lose each other's entry. An entry they supersede that only the synced
 /// artifact in `cache_dir` holds is copied in: the builder hides it there, and the copy
 /// shadows the synced one, so it leaves hooks and search at once.

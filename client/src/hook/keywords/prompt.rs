@@ -99,7 +99,7 @@ const REQUEST_LEADS: &[&str] = &[
 
 /// Whether a prompt asks for work on the code: one of its sentences or clauses opens,
 /// after polite openers, with a verb such as `add`, `rename`, `write`, `fix`, `refactor`
-/// (see [`WORK_VERBS`]): "Why is it undefined? Add a guard.", "the header is missing,
+/// (see `WORK_VERBS`): "Why is it undefined? Add a guard.", "the header is missing,
 /// add it".
 pub fn is_work_request(prompt: &str) -> bool {
     prompt
