@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::auth::{Caller, authenticate, authorize};
+use super::caller::{Caller, authenticate, authorize};
 use crate::config::Scope;
 use crate::error::AppError;
 use crate::state::AppState;

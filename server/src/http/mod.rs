@@ -2,7 +2,7 @@
 //! download with ETag/304, status, entry writes, refresh/webhook, health and metrics.
 //!
 //! This module wires the routes and layers and answers health, metrics and unknown routes;
-//! the handlers live in one module per concern: `auth` (who is asking), `index` (the
+//! the handlers live in one module per concern: `caller` (who is asking), `index` (the
 //! project list, the index download and status), `write` (entries and proposals) and
 //! `refresh` (refresh and webhooks).
 
@@ -18,14 +18,14 @@ use axum::routing::{get, post, put};
 use crate::error::AppError;
 use crate::state::AppState;
 
-mod auth;
+mod caller;
 mod index;
 mod refresh;
 #[cfg(test)]
 mod tests;
 mod write;
 
-pub use auth::Caller;
+pub use caller::Caller;
 pub use index::{INDEX_CONTENT_TYPE, PROPOSALS_HEADER};
 pub use refresh::WEBHOOK_BODY_LIMIT;
 

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::oneshot;
 
-use super::auth::{Caller, authorize, find_project};
+use super::caller::{Caller, authorize, find_project};
 use super::write::{body_error, is_set};
 use crate::auth;
 use crate::config::Scope;

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::oneshot;
 
-use super::auth::{Caller, authorize};
+use super::caller::{Caller, authorize};
 use crate::auth::Principal;
 use crate::config::Scope;
 use crate::error::AppError;

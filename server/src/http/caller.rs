@@ -16,7 +16,7 @@ use crate::project::Project;
 use crate::state::AppState;
 
 /// The caller as the transport sees it: the `Authorization` header and whether the peer is
-/// on loopback. Authentication itself needs the config, see [`authorize`].
+/// on loopback. Authentication itself needs the config, see `authorize`.
 #[derive(Debug, Clone)]
 pub struct Caller {
     authorization: Option<Vec<u8>>,
