@@ -49,8 +49,9 @@ TARGETS = {"everyday_inject": 0.10, "targeted_hit3": 0.90}
 # written before the first tuning pass, looked at in the second (issue 13's recall work);
 # `fresh`: written blind to the gate before that second pass and not tuned on until the
 # third; `fresh2`: written by someone who had not seen helix's code, before the third pass
-# (topic words), and never tuned on (the honest figure).
-SPLITS = ("tune", "heldout", "fresh", "fresh2")
+# (topic words), then looked at for its own-code, error and tool-file misses; `fresh3`:
+# written the same way after the fifth pass (tool files, missing names), and never tuned on.
+SPLITS = ("tune", "heldout", "fresh", "fresh2", "fresh3")
 
 
 def die(msg):
