@@ -263,7 +263,8 @@ const MISSING: &[(&str, Name)] = &[
 
 /// The names that [`MISSING`] messages in `text` say are missing, as search terms: a
 /// library path by its first segment (`rexml/document` → `rexml`, `@babel/core` → `babel`),
-/// a file path by its stem (`/usr/local/opt/asdf/libexec/asdf.sh` → `asdf`), a Python
+/// a file path by its name (`/usr/local/opt/asdf/libexec/asdf.sh` → `asdf.sh`; a generic
+/// name by the path's stem, `/srv/app/config.yml` → `app`), a Python
 /// module by its package (`yaml.constructor` → `yaml`). At most three.
 fn missing_names(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -295,17 +296,20 @@ fn missing_name(raw: &str) -> Option<String> {
     let raw =
         raw.trim_matches(|c: char| matches!(c, '\'' | '"' | '`' | ',' | ';' | ':' | '(' | ')'));
     let name = if raw.starts_with(['/', '.', '~']) {
-        super::files::path_stem(raw)?
+        // A file by its whole name when that says something (`asdf.sh`), as the ambient
+        // hook searches it; else by the path's stem.
+        let last = raw.rsplit(['/', '\\']).next().unwrap_or(raw);
+        super::files::file_name_term(last).or_else(|| super::files::path_stem(raw))?
     } else {
+        // A library path's first segment; a Python module's package.
         let first = raw.trim_start_matches('@').split('/').next()?;
-        // A Python module's package; a file name (`asdf.sh`) keeps its stem too.
         first.split('.').next()?.to_string()
     };
     let ok = name.chars().count() >= 2
         && name.chars().any(|c| c.is_alphabetic())
         && name
             .chars()
-            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_'));
+            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'));
     ok.then(|| name.to_lowercase())
 }
 
@@ -352,7 +356,16 @@ mod tests {
             missing_names(
                 "/Users/dev/.zshrc:.:225: no such file or directory: /usr/local/opt/asdf/libexec/asdf.sh\nzsh: command not found: node"
             ),
-            ["asdf", "node"]
+            ["asdf.sh", "node"]
+        );
+        assert_eq!(
+            missing_names("cat: /srv/billing/config.yml: No such file or directory"),
+            Vec::<String>::new(),
+            "the phrase must lead the name"
+        );
+        assert_eq!(
+            missing_names("zsh: no such file or directory: /srv/billing/config.yml"),
+            ["billing"]
         );
         assert_eq!(
             missing_names("'gradle' is not recognized as an internal or external command,"),
