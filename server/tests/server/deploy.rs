@@ -278,7 +278,7 @@ fn example_config_starts_the_server_from_each_deployment_command_line() {
         let st = wait_ingested(&s, "org", &org);
         assert_eq!(st["entries"], 0, "{origin}: {st}");
         assert!(
-            super::mirror(&data, &bare).is_dir()
+            super::common::mirror(&data, &bare).is_dir()
                 && data.join("projects/backend/current.json").is_file()
                 && data.join("projects/org/repo.git").is_dir()
                 && !data.join("projects/backend/repo.git").exists(),

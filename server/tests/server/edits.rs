@@ -2,7 +2,11 @@
 //! the secret scan, missing entries), and `supersedes` / `status: retired` as the compiled
 //! artifact, `/status` and the write path see them.
 
-use super::*;
+use helix_index_format::{Hidden, Index};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use super::common::*;
 
 fn put_entry(
     s: &Server,

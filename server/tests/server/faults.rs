@@ -2,7 +2,15 @@
 //! upstream, pushes that inflate to gigabytes, writes whose names collide with what is there,
 //! idempotency keys reused for another body, idle connections, empty webhook secrets.
 
-use super::*;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use reqwest::blocking::Client;
+use serde_json::{Value, json};
+
+use super::common::*;
 
 /// Commits `files` in the upstream's work clone and pushes, without the pull of
 /// `Upstream::commit` (nothing else pushes in these tests between two rounds).

@@ -2,7 +2,15 @@
 //! dot-folders, Markdown that is not knowledge (counted by reason), pull requests merged by
 //! someone else than their author, authors in other time zones, and hundreds of branches.
 
-use super::*;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use helix_index_format::Index;
+use reqwest::StatusCode;
+use serde_json::json;
+
+use super::common::*;
 
 /// Writes `files` into the work clone and stages them.
 fn write_files(up: &Upstream, files: &[(&str, &str)]) {

@@ -3,10 +3,18 @@
 //! of the forge's API, a forge that is down or refuses the token, a force-pushed proposal
 //! branch, and the review scope.
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
 
-use super::*;
+use helix_index_format::Index;
+use reqwest::StatusCode;
+use reqwest::blocking::Client;
+use serde_json::{Value, json};
+
+use super::common::*;
 
 /// One request the forge stand-in received.
 #[derive(Debug, Clone)]
