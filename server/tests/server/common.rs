@@ -288,7 +288,8 @@ pub fn entry_ids(bytes: &[u8]) -> BTreeSet<String> {
         .collect()
 }
 
-/// Config file text for projects `(name, upstream or "", tokens [(token name, hash, scopes)])`.
+/// A server's files in a temporary directory: its config, its data directory and the
+/// tokens [`Fixture::configure`] made (`project/user` → token).
 pub struct Fixture {
     _tmp: tempfile::TempDir,
     pub root: PathBuf,
