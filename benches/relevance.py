@@ -170,7 +170,7 @@ class World:
             r = self.run(["sync"])
             how = f"`helix sync` (local mode; helix-net from {self.net_src})"
         else:
-            out = os.path.join(self.env["XDG_CACHE_HOME"], "helix", "local", PROJECT, "index.hix")
+            out = os.path.join(self.cache_dir(), "index.hix")
             r = self.run(["build", os.path.abspath(corpus), "--no-git", "--project", PROJECT, "-o", out])
             how = "`helix build --no-git` into the local-mode cache (no helix-net found)"
         if r.returncode != 0:
@@ -185,6 +185,16 @@ class World:
             die(f"{self.label}: the cache does not answer a sanity search (got {hits!r}; "
                 f"stdout {s.stdout[:200]!r}, stderr {s.stderr[:200]!r})")
         return how
+
+    def cache_dir(self):
+        """Where this binary keeps the project's cache, as `helix status --json` says (local
+        caches carry a hash of the knowledge directory); the old fixed place for a binary
+        too old to say."""
+        r = self.run(["status", "--json"])
+        try:
+            return json.loads(r.stdout)["projects"][0]["cache_dir"]
+        except (json.JSONDecodeError, KeyError, IndexError, TypeError):
+            return os.path.join(self.env["XDG_CACHE_HOME"], "helix", "local", PROJECT)
 
     def path_for(self, p):
         """A case's file path as Claude Code sends it (absolute); creates an empty file for

@@ -162,6 +162,17 @@ for i in range(max(0, n - min(n - 1, len(notes)) - 1)):
 PY
 }
 
+# Where BINARY keeps the cache of the repository's project (`helix status --json`; the
+# layout is helix's business, e.g. local caches carry a hash of the knowledge directory),
+# or FALLBACK for a binary too old to say.
+cache_dir_of() {
+    local dir
+    dir=$(cd "$repo" && "$1" status --json 2>/dev/null | python3 -c \
+        'import json,sys; print(json.load(sys.stdin)["projects"][0]["cache_dir"])' 2>/dev/null) \
+        || dir=
+    echo "${dir:-$2}"
+}
+
 printf '| entries | case | p50 µs | p99 µs | p50 / floor | p99 / floor | output bytes |\n'
 printf '|---:|---|---:|---:|---:|---:|---:|\n'
 for n in $SIZES; do
@@ -171,7 +182,7 @@ for n in $SIZES; do
     printf 'local = "knowledge"\nproject = "bench"\n' > "$repo/.helix.toml"
     export HOME=$WORK/home-$n XDG_CACHE_HOME=$WORK/home-$n/cache XDG_DATA_HOME=$WORK/home-$n/data \
         XDG_CONFIG_HOME=$WORK/home-$n/config HELIX_SYNC_MAX_AGE=0
-    index=$XDG_CACHE_HOME/helix/local/bench/index.hix
+    index=$(cache_dir_of "$HELIX" "$XDG_CACHE_HOME/helix/local/bench")/index.hix
     "$HELIX" build "$repo/knowledge" --no-git --project bench -o "$index" 2> "$WORK/build-$n.log" \
         || { cat "$WORK/build-$n.log" >&2; exit 1; }
     built=$(grep -o 'wrote .*' "$WORK/build-$n.log" | head -1)
@@ -179,8 +190,10 @@ for n in $SIZES; do
     base_env=-
     if [ -n "${BASELINE:-}" ]; then
         base_cache=$WORK/home-$n/base-cache
+        base_index=$(XDG_CACHE_HOME=$base_cache cache_dir_of "$BASELINE" \
+            "$base_cache/helix/local/bench")/index.hix
         XDG_CACHE_HOME=$base_cache "$BASELINE" build "$repo/knowledge" --no-git --project bench \
-            -o "$base_cache/helix/local/bench/index.hix" 2> /dev/null
+            -o "$base_index" 2> /dev/null
         # Its own duplicate-call claims too: a baseline that has them would otherwise take
         # each run as a repeat of the candidate's (same session id, same stdin) and be silent.
         base_env="XDG_CACHE_HOME=$base_cache,XDG_RUNTIME_DIR=$RUNTIME/base-$n"

@@ -32,8 +32,10 @@ cp -r "$CORPUS" "$repo/knowledge"
 printf 'local = "knowledge"\nproject = "profile"\n' > "$repo/.helix.toml"
 export HOME=$WORK/home XDG_CACHE_HOME=$WORK/home/cache XDG_DATA_HOME=$WORK/home/data \
     XDG_CONFIG_HOME=$WORK/home/config HELIX_SYNC_MAX_AGE=0
-"$HELIX" build "$repo/knowledge" --no-git --project profile \
-    -o "$XDG_CACHE_HOME/helix/local/profile/index.hix" 2>/dev/null
+# Where helix keeps this project's cache (local caches carry a hash of the knowledge dir).
+cache=$(cd "$repo" && "$HELIX" status --json | python3 -c \
+    'import json,sys; print(json.load(sys.stdin)["projects"][0]["cache_dir"])')
+"$HELIX" build "$repo/knowledge" --no-git --project profile -o "$cache/index.hix" 2>/dev/null
 
 # event, then the stdin JSON (without the common fields). The prompt comes first: its
 # path is the one the speed target names.

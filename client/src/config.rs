@@ -187,7 +187,7 @@ impl ProjectConfig {
     }
     /// Cache directory of `project`.
     pub fn cache_dir(&self, project: &str) -> PathBuf {
-        crate::paths::project_cache_dir(self.server.as_deref(), project)
+        crate::paths::project_cache_dir(self.server.as_deref(), self.local.as_deref(), project)
     }
 }
 

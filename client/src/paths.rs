@@ -1,7 +1,7 @@
 //! XDG directories for helix: config, cache, data and state, honouring `XDG_*_HOME`.
 //! Tests and users isolate all client state by setting these variables.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn home() -> PathBuf {
     std::env::var_os("HOME")
@@ -82,12 +82,21 @@ pub fn server_key(url: &str) -> String {
     }
 }
 
-/// Cache directory of one project: `cache_dir()/<server-key>/<project>` or `cache_dir()/local/<project>`.
-pub fn project_cache_dir(server: Option<&str>, project: &str) -> PathBuf {
+/// Cache directory of one project: `cache_dir()/<server-key>/<project>`, or in local mode
+/// `cache_dir()/local/<project>-<hash>`, the hash of the knowledge directory's absolute
+/// path: two code repositories whose knowledge folders share a name (`docs/knowledge`)
+/// must not share, and overwrite, one cache.
+pub fn project_cache_dir(server: Option<&str>, local: Option<&Path>, project: &str) -> PathBuf {
     let base = cache_dir();
-    match server {
-        Some(url) => base.join(server_key(url)).join(project),
-        None => base.join("local").join(project),
+    match (server, local) {
+        (Some(url), _) => base.join(server_key(url)).join(project),
+        (None, Some(dir)) => {
+            let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+            let hash = xxhash_rust::xxh3::xxh3_64(dir.as_os_str().as_encoded_bytes());
+            base.join("local")
+                .join(format!("{project}-{:08x}", hash >> 32))
+        }
+        (None, None) => base.join("local").join(project),
     }
 }
 
@@ -99,6 +108,24 @@ pub fn is_safe_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn local_caches_differ_by_knowledge_directory() {
+        let a = project_cache_dir(None, Some(Path::new("/w/one/docs/knowledge")), "knowledge");
+        let b = project_cache_dir(None, Some(Path::new("/w/two/docs/knowledge")), "knowledge");
+        assert_ne!(a, b);
+        assert_eq!(a.parent(), b.parent());
+        let name = a.file_name().unwrap().to_str().unwrap();
+        assert!(
+            name.starts_with("knowledge-") && name.len() == "knowledge-".len() + 8,
+            "{name}"
+        );
+        // The same directory, the same cache.
+        assert_eq!(
+            a,
+            project_cache_dir(None, Some(Path::new("/w/one/docs/knowledge")), "knowledge")
+        );
+    }
 
     #[test]
     fn server_keys_are_filename_safe() {

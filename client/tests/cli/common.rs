@@ -138,6 +138,28 @@ impl Client {
     }
 }
 
+/// Where `helix` keeps the cache of the first project it follows, as `helix status --json`
+/// reports it (`cmd`: a `helix` command isolated for the code repository): tests ask rather
+/// than spell out the cache's layout.
+pub fn first_cache_dir(mut cmd: Command) -> PathBuf {
+    let out = cmd
+        .args(["status", "--json"])
+        .output()
+        .expect("run helix status");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "helix status --json: {e}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    PathBuf::from(
+        v["projects"][0]["cache_dir"]
+            .as_str()
+            .expect("status names the cache directory"),
+    )
+}
+
 /// Writes `(relative path, text)` files under `dir`.
 pub fn write_files(dir: &Path, files: &[(&str, &str)]) {
     for (rel, text) in files {

@@ -499,7 +499,7 @@ fn hooks_survive_a_cache_rewritten_in_place() {
         kb.to_str().unwrap()
     ));
     c.run(&["sync"]).ok();
-    let index = c.cache_home().join("helix/local/kb/index.hix");
+    let index = first_cache_dir(c.cmd(&[])).join("index.hix");
     let good = std::fs::read(&index).unwrap();
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let stop2 = stop.clone();

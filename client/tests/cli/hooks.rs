@@ -108,7 +108,7 @@ impl Fixture {
     }
 
     pub(crate) fn cache_file(&self) -> PathBuf {
-        self.home.join("cache/helix/local/kb/index.hix")
+        crate::common::first_cache_dir(self.command()).join("index.hix")
     }
 
     pub(crate) fn write(&self, rel: &str, text: &str) {
@@ -283,7 +283,7 @@ fn session_start_with_stale_cache_answers_at_once_and_syncs_in_the_background() 
         "one rate-limit stamp"
     );
     // The detached `helix sync --quiet` recompiles the cache; wait for it to land.
-    let meta = f.home.join("cache/helix/local/kb/meta.json");
+    let meta = f.cache_file().with_file_name("meta.json");
     let mut waited = 0;
     while !meta.exists() && waited < 600 {
         std::thread::sleep(std::time::Duration::from_millis(100));

@@ -84,7 +84,7 @@ impl Project {
     fn local_mode() -> Project {
         let p = Project::empty();
         p.write(".helix.toml", "local = \"knowledge\"\nproject = \"kb\"\n");
-        p.compile_into(&p.home.join("cache/helix/local/kb/index.hix"));
+        p.compile_into(&super::common::first_cache_dir(p.command()).join("index.hix"));
         p
     }
 

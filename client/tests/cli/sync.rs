@@ -828,3 +828,35 @@ fn one_entry_commits_arrive_as_patches_and_unknown_bases_in_full() {
     );
     assert_eq!(read(&cache.join("index.hix")), served());
 }
+
+/// Two code repositories whose knowledge folders share a name (`docs/knowledge`, so both
+/// projects are called `knowledge`) keep their own local caches: syncing one does not
+/// replace what the other's hooks and searches read.
+#[test]
+fn local_projects_with_the_same_folder_name_keep_their_own_caches() {
+    let mut c = Client::new();
+    let one = c.root.clone();
+    let two = c.tmp.path().join("repo2");
+    for (root, title) in [
+        (&one, "Rebuild the search index nightly"),
+        (&two, "Rotate the signing keys yearly"),
+    ] {
+        let note = format!("# {title}\n\nWritten for this repository only.\n");
+        write_files(&root.join("docs/knowledge"), &[("ops/note.md", &note)]);
+        std::fs::write(root.join(".helix.toml"), "local = \"docs/knowledge\"\n")
+            .expect("write .helix.toml");
+    }
+    c.run(&["sync"]).ok();
+    c.root = two;
+    c.run(&["sync"]).ok();
+    let titles = |c: &Client| -> Vec<String> {
+        c.search("written repository")
+            .iter()
+            .map(|h| h["title"].as_str().unwrap_or("?").to_string())
+            .collect()
+    };
+    assert_eq!(titles(&c), ["Rotate the signing keys yearly"]);
+    // Back in the first repository: its own knowledge, not the one synced last.
+    c.root = one;
+    assert_eq!(titles(&c), ["Rebuild the search index nightly"]);
+}
