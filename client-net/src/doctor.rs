@@ -186,13 +186,27 @@ pub fn run(_a: Args) -> Result<ExitCode> {
             ));
         }
         let rejected = helix_client::paths::pending_dir(p).join("rejected");
-        if rejected.is_dir() {
+        // The entries themselves: not the server's text kept beside a conflicting edit.
+        let kept = std::fs::read_dir(&rejected)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                name.ends_with(".md") && !name.ends_with(".current.md")
+            })
+            .count();
+        if kept > 0 {
             out.fix(
                 &format!(
-                    "{p}: entries rejected by the server are kept in {}",
+                    "{p}: {kept} entries rejected by the server are kept in {}",
                     rejected.display()
                 ),
-                "read the .reason files, fix the entry and `helix store` it again",
+                "read each `<key>.reason`. An edit refused as a conflict has the server's \
+                 text beside it (`<key>.current.md`): merge the two and `helix edit ID --file \
+                 merged.md`. Otherwise fix the entry and `helix store` it again. Then delete \
+                 the key's files from that directory",
             );
         }
     }

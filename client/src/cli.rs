@@ -26,6 +26,10 @@ pub enum Command {
     /// Report invalid entries of a knowledge directory (exit 1 if any).
     Check(commands::check::Args),
     /// Search the followed projects (or one artifact with --index).
+    ///
+    /// Entries that contain every query word come first, then entries that contain some of
+    /// them, each group in order of the printed score. `--explain` ranks as the hooks do: by
+    /// score alone, any query word.
     Search(commands::search::Args),
     /// Print one entry.
     Read(commands::read::Args),

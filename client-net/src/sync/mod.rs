@@ -135,7 +135,9 @@ pub fn sync_project(
         line.push_str(&format!(", pushed {pushed} pending"));
     }
     if rejected > 0 {
-        line.push_str(&format!(", {rejected} rejected (see above)"));
+        line.push_str(&format!(
+            ", {rejected} rejected (kept aside: see `helix doctor`)"
+        ));
     }
     if awaiting > 0 {
         line.push_str(&format!(", {awaiting} proposed awaiting review"));

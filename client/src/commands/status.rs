@@ -60,10 +60,14 @@ pub fn run(a: Args) -> Result<ExitCode> {
         let name = p["name"].as_str().unwrap_or("");
         let mut line = if p["cached"].as_bool() == Some(true) {
             let commit = p["commit"].as_str().unwrap_or("");
+            // A local directory compiled without git has no commit to name.
+            let commit = match commit.get(..7).unwrap_or(commit) {
+                "" => String::new(),
+                c => format!(", commit {c}"),
+            };
             format!(
-                "{name}: {} entries, commit {}, generation {}, synced {} ago",
+                "{name}: {} entries{commit}, generation {}, synced {} ago",
                 crate::human::thousands(p["entries"].as_u64().unwrap_or(0)),
-                commit.get(..7).unwrap_or(commit),
                 p["generation"].as_u64().unwrap_or(0),
                 crate::human::age(p["cache_age_seconds"].as_i64().unwrap_or(0))
             )

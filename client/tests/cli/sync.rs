@@ -753,10 +753,17 @@ fn an_entry_the_server_refuses_is_kept_aside_with_the_reason() {
     );
     let d = c.run(&["doctor"]);
     assert!(
-        d.stdout.contains("rejected by the server are kept in"),
+        d.stdout
+            .contains("1 entries rejected by the server are kept in"),
         "{}",
         d.stdout
     );
+    // Once the author has dealt with them and deleted the files, doctor stops saying so.
+    for n in &names {
+        std::fs::remove_file(rejected.join(n)).unwrap();
+    }
+    let d = c.run(&["doctor"]);
+    assert!(!d.stdout.contains("rejected by the server"), "{}", d.stdout);
 }
 
 /// After a one-entry commit the client gets a patch from the artifact it holds and ends

@@ -203,7 +203,7 @@ impl Lane<'_> {
             build_ms = (t_save - t_build).as_millis() as u64,
             save_ms = t_save.elapsed().as_millis() as u64,
             invalid = census.invalid,
-            skipped = %census.skipped_line().unwrap_or_default(),
+            skipped = %census.skipped_line().unwrap_or_else(|| "0".to_string()),
             "compiled new artifact"
         );
         if let Some(w) = census.warning() {
