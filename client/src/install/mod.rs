@@ -178,6 +178,13 @@ fn apply(plans: Vec<Plan>, dry_run: bool, verb: &str) -> Result<()> {
                     "helix hooks: {verb}: removed {} (nothing else was in it)",
                     p.path.display()
                 );
+                // A `.claude/` directory left empty goes too (fails, harmlessly, if not empty).
+                if let Some(dir) = p.path.parent()
+                    && dir.file_name().is_some_and(|n| n == ".claude")
+                    && std::fs::remove_dir(dir).is_ok()
+                {
+                    eprintln!("helix hooks: {verb}: removed {} (empty)", dir.display());
+                }
                 Some(bak)
             }
             (None, None) => None,

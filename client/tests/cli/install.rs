@@ -356,8 +356,10 @@ fn project_install_writes_settings_and_mcp_json_and_uninstall_removes_only_that(
 
     env.ok(&["hooks", "uninstall", "--project"]);
     assert_eq!(read(&mcp), mcp_original);
-    // The settings file held nothing but helix hooks: it goes away with them.
+    // The settings file held nothing but helix hooks: it goes away with them, and so does
+    // the `.claude/` directory it leaves empty.
     assert!(!env.project_settings().exists());
+    assert!(!env.repo.join(".claude").exists());
 }
 
 #[test]
