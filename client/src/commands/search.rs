@@ -131,7 +131,24 @@ pub fn run(a: Args) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let multi = projects.len() > 1;
+    // Hits with every query word come first (`Mode::AndThenOr`): say where they end, or the
+    // scores look out of order.
+    let every_word = |h: &ProjectHit<'_>| {
+        let required = found
+            .query_of(h)
+            .terms()
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.required)
+            .fold(0u32, |m, (i, _)| {
+                m | 1u32.checked_shl(i as u32).unwrap_or(0)
+            });
+        h.hit.matched & required == required
+    };
     for (i, h) in hits.iter().enumerate() {
+        if !a.explain && i > 0 && every_word(&hits[i - 1]) && !every_word(h) {
+            println!("    (entries with only some of the words:)");
+        }
         let e = &h.hit.entry;
         let label = if multi || a.index.is_none() {
             format!("{}:", h.project)

@@ -149,6 +149,56 @@ fn search_limit_and_topic_filter() {
     assert_eq!(none["hits"].as_array().unwrap().len(), 0);
 }
 
+/// Human output says where the entries with every query word end and those with only some
+/// begin, since a later group may carry higher scores.
+#[test]
+fn search_marks_where_entries_with_every_word_end() {
+    let c = Client::new();
+    let dir = c.tmp.path().join("kb");
+    write_files(
+        &dir,
+        &[
+            (
+                "tmux/kill-session.md",
+                "# Kill a session\n\nUse tmux kill-session to kill one tmux session.\n",
+            ),
+            (
+                "tmux/kill-server.md",
+                "# Kill everything\n\ntmux kill-server kills every tmux pane and window, \
+                 tmux tmux tmux kill kill.\n",
+            ),
+        ],
+    );
+    let out = c.tmp.path().join("kb.hix");
+    c.run(&["build", dir.to_str().unwrap(), "-o", out.to_str().unwrap()])
+        .ok();
+    let r = c
+        .run(&[
+            "search",
+            "--index",
+            out.to_str().unwrap(),
+            "tmux",
+            "kill",
+            "session",
+        ])
+        .ok();
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    let at = |needle: &str| {
+        lines
+            .iter()
+            .position(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("{needle} not in {}", r.stdout))
+    };
+    let marker = at("(entries with only some of the words:)");
+    assert!(at("tmux/kill-session.md") < marker, "{}", r.stdout);
+    assert!(at("tmux/kill-server.md") > marker, "{}", r.stdout);
+    // One word each: no groups, no marker.
+    let r = c
+        .run(&["search", "--index", out.to_str().unwrap(), "tmux"])
+        .ok();
+    assert!(!r.stdout.contains("only some"), "{}", r.stdout);
+}
+
 #[test]
 fn check_prints_diagnostics_and_exit_codes() {
     let c = Client::new();
