@@ -50,8 +50,11 @@ TARGETS = {"everyday_inject": 0.10, "targeted_hit3": 0.90}
 # `fresh`: written blind to the gate before that second pass and not tuned on until the
 # third; `fresh2`: written by someone who had not seen helix's code, before the third pass
 # (topic words), then looked at for its own-code, error and tool-file misses; `fresh3`:
-# written the same way after the fifth pass (tool files, missing names), and never tuned on.
-SPLITS = ("tune", "heldout", "fresh", "fresh2", "fresh3")
+# written the same way after the fifth pass (tool files, missing names), and never tuned on
+# until session 6 looked at its error misses; `fresh4`: 100 cases written the same way in
+# session 6, first run before any change was judged on it, then looked at for the gate's
+# error and prompt misses.
+SPLITS = ("tune", "heldout", "fresh", "fresh2", "fresh3", "fresh4")
 
 
 def die(msg):
