@@ -13,6 +13,7 @@
 use helix_client::hook::keywords::{
     ERROR_TERMS, PROMPT_TERMS, error_terms_up_to, error_text, file_name_term, prompt_terms_up_to,
 };
+use helix_client::hook::gate;
 use helix_client::knowledge::Knowledge;
 use helix_index_format::tokenize::Analyzer;
 use helix_index_format::{Mode, SearchOptions};
@@ -101,10 +102,29 @@ fn main() -> ExitCode {
                     .collect()
             })
             .unwrap_or_default();
+        // The gate's verdicts on the first hits, as the prompt and error hooks judge them.
+        let form = match c["kind"].as_str() {
+            Some("prompt") => Some(gate::Form::of_prompt(input)),
+            Some("error") => Some(gate::Form::Error),
+            _ => None,
+        };
+        let verdicts: Vec<Value> = form
+            .map(|form| {
+                let own = form != gate::Form::Error && gate::names_own_code(&found, input);
+                (0..3)
+                    .filter_map(|at| gate::judge(&found, at, form, own))
+                    .map(|v| json!({"pass": v.pass, "points": v.points, "signal": v.signal.name(),
+                                    "separation": v.evidence.separation, "coverage": v.evidence.coverage,
+                                    "mass": v.evidence.mass, "matched": v.evidence.matched,
+                                    "unknown": v.evidence.unknown}))
+                    .collect()
+            })
+            .unwrap_or_default();
         println!(
             "{}",
             json!({"id": c["id"], "kind": c["kind"], "class": c["class"], "split": c["split"],
-                   "expected": c["expected"], "query": query, "qterms": qterms, "hits": hits})
+                   "expected": c["expected"], "query": query, "qterms": qterms, "hits": hits,
+                   "verdicts": verdicts})
         );
     }
     ExitCode::SUCCESS
