@@ -15,24 +15,33 @@ const ERROR_NOISE: &[&str] = &[
     "command",
     "compile",
     "compiling",
+    "context",
+    "detail",
     "could",
+    "did",
     "directory",
     "error",
     "errors",
+    "exist",
+    "exists",
     "exit",
     "exited",
     "fail",
     "failed",
     "failing",
     "fails",
-    "for",
     "failure",
     "file",
+    "for",
     "help",
+    "hint",
     "line",
+    "mean",
+    "meant",
     "no",
-    "note",
     "not",
+    "note",
+    "perhaps",
     "previous",
     "process",
     "run",
@@ -71,9 +80,15 @@ pub fn error_text(error: &str) -> String {
             "undefined",
             "not found",
             "failed",
+            "already in use",
+            "denied",
+            "refused",
+            "no space left",
         ]
         .iter()
         .any(|k| lower[i].contains(k))
+            // Ruby's uncaught exception ends with its class: `… in use - bind(2) (Errno::EADDRINUSE)`.
+            || lines[i].contains("(Errno::")
             // pytest's explanation lines (`E   Use -v to get more diff`).
             || lines[i].starts_with("E ")
     };
@@ -167,6 +182,7 @@ fn is_error_noise(l: &str) -> bool {
         "> ",
         "[",
         "...",
+        "+",
     ];
     if PREFIXES.iter().any(|p| l.starts_with(p)) {
         return true;
@@ -190,6 +206,7 @@ pub fn error_terms_up_to(text: &str, max: usize) -> Vec<String> {
         return Vec::new();
     }
     let missing = missing_names(text);
+    let says_missing = !missing.is_empty();
     // Paths and `file.rs:12:5` locations differ between machines; drop them before tokenizing.
     let cleaned: Vec<&str> = text
         .split_whitespace()
@@ -218,13 +235,55 @@ pub fn error_terms_up_to(text: &str, max: usize) -> Vec<String> {
     });
     // What is missing is what the error is about: first, and kept whatever the budget.
     let mut all: Vec<(String, bool)> = missing.into_iter().map(|m| (m, true)).collect();
+    for word in resource_words(text) {
+        if !all.iter().any(|(m, _)| m == word) {
+            all.push((word.to_string(), true));
+        }
+    }
     for c in cands {
         if !all.iter().any(|(m, _)| m.eq_ignore_ascii_case(&c.0)) {
             all.push(c);
         }
     }
     let terms = pick(all, max);
-    if terms.len() < 2 { Vec::new() } else { terms }
+    // A single word says too little, unless it is what the error says is missing
+    // (`no such file or directory: …/asdf.sh`).
+    if terms.len() < 2 && !(terms.len() == 1 && says_missing) {
+        Vec::new()
+    } else {
+        terms
+    }
+}
+
+/// What an operating-system error is about, in the words knowledge uses for it: the errno
+/// name (`EADDRINUSE`, Ruby's `Errno::EADDRINUSE`) or its message names a resource the text
+/// may not (`address already in use` is about a port).
+const RESOURCES: &[(&str, &str)] = &[
+    ("EADDRINUSE", "port"),
+    ("address already in use", "port"),
+    ("ENOSPC", "disk"),
+    ("no space left on device", "disk"),
+];
+
+fn resource_words(text: &str) -> Vec<&'static str> {
+    let lower = text.to_ascii_lowercase();
+    let mut out: Vec<&'static str> = Vec::new();
+    for &(sign, word) in RESOURCES {
+        let found = if sign.bytes().all(|b| b.is_ascii_uppercase()) {
+            text.match_indices(sign).any(|(at, _)| {
+                let before = text[..at].chars().next_back();
+                let after = text[at + sign.len()..].chars().next();
+                !before.is_some_and(|c| c.is_ascii_alphanumeric())
+                    && !after.is_some_and(|c| c.is_ascii_alphanumeric())
+            })
+        } else {
+            lower.contains(sign)
+        };
+        if found && !out.contains(&word) {
+            out.push(word);
+        }
+    }
+    out
 }
 
 /// Whether `w` is a version number: `1.2`, `v1.22.19`, `3.0.0-beta.1`, `(v20.11.1)`.
@@ -380,6 +439,49 @@ mod tests {
             2,
         );
         assert_eq!(terms[0], "code", "{terms:?}");
+    }
+
+    #[test]
+    fn an_os_error_names_its_resource() {
+        // Puma's log lines come first; the uncaught exception, last, is what went wrong.
+        let puma = "Exit code 1\n=> Booting Puma\nPuma starting in single mode...\n*  Environment: development\nExiting\n/u/.gem/puma-6.4.2/lib/puma/binder.rb:334:in `initialize': Address already in use - bind(2) for \"127.0.0.1\" port 3000 (Errno::EADDRINUSE)\n\tfrom /u/.gem/puma-6.4.2/lib/puma/binder.rb:334:in `new'";
+        let text = error_text(puma);
+        assert!(text.contains("Address already in use"), "{text}");
+        let terms = error_terms(&text);
+        assert_eq!(terms[0], "port", "{terms:?}");
+        let node = "Error: listen EADDRINUSE: :::3000\n    at Server.setupListenHandle";
+        assert!(error_terms(node).contains(&"port".to_string()));
+        // A word that merely contains the name is not it.
+        assert!(resource_words("XEADDRINUSEX ENOSPCY").is_empty());
+        assert_eq!(resource_words("write /tmp/x: no space left on device"), ["disk"]);
+    }
+
+    #[test]
+    fn diff_excerpts_and_labels_are_not_terms() {
+        let text = error_text(
+            "Exit code 2\napp/models/order.rb:14: trailing whitespace.\n+  validates :status, presence: true\nREADME.md:22: trailing whitespace.\n+## Local setup",
+        );
+        let terms = error_terms(&text);
+        assert!(terms.iter().any(|t| t == "whitespace"), "{terms:?}");
+        assert!(
+            !terms.iter().any(|t| t.contains("validates") || t == "setup"),
+            "{terms:?}"
+        );
+        let terms = error_terms("ERROR:  relation \"bookings\" does not exist\nHINT:  Perhaps you meant to reference the table");
+        assert!(
+            !terms.iter().any(|t| ["hint", "exist", "perhaps", "meant"].contains(&t.as_str())),
+            "{terms:?}"
+        );
+    }
+
+    #[test]
+    fn a_missing_name_alone_is_a_query() {
+        let text = error_text(
+            "Exit code 1\n/Users/dana/.zshrc:.:118: no such file or directory: /opt/homebrew/opt/asdf/libexec/asdf.sh",
+        );
+        assert_eq!(error_terms(&text), ["asdf.sh"]);
+        // Any other lone word is not.
+        assert!(error_terms("Exit code 137\nKilled").is_empty());
     }
 
     #[test]
