@@ -185,6 +185,12 @@ pub fn validate_edit(id: &str, text: &str) -> Result<Entry, ValidationError> {
             kind: found.finding.kind,
         });
     }
+    if has_empty_title(text) {
+        return Err(invalid(
+            "title",
+            "`title:` is empty; write the entry's title (or remove the line: the first heading is then the title)".to_string(),
+        ));
+    }
     let title_chars = entry.title.chars().count();
     if title_chars > MAX_TITLE_CHARS || entry.title.chars().any(char::is_control) {
         return Err(invalid(
@@ -199,6 +205,27 @@ pub fn validate_edit(id: &str, text: &str) -> Result<Entry, ValidationError> {
         ));
     }
     Ok(entry)
+}
+
+/// Whether the front matter says `title:` with nothing after it (or `""`): the parser then
+/// falls back to a heading or the file name, which the author did not mean.
+fn has_empty_title(text: &str) -> bool {
+    let lines = crate::entry::front_matter_lines(text);
+    if lines == 0 || lines == u32::MAX {
+        return false;
+    }
+    let front: Vec<&str> = text.lines().take(lines as usize).skip(1).collect();
+    front.iter().enumerate().any(|(i, l)| {
+        let Some(v) = l.strip_prefix("title:") else {
+            return false;
+        };
+        // `title:` may go on, indented, on the next line.
+        let continued = v.trim().is_empty()
+            && front
+                .get(i + 1)
+                .is_some_and(|n| n.starts_with([' ', '\t']) && !n.trim().is_empty());
+        !continued && matches!(v.trim(), "" | "\"\"" | "''" | "~" | "null")
+    })
 }
 
 /// A credential in an entry file as committed, for `helix check`: where it is (`"front
@@ -623,5 +650,22 @@ mod tests {
             }),
             Ok(())
         );
+    }
+
+    #[test]
+    fn an_edit_with_an_empty_title_is_refused() {
+        for front in ["title:", "title: \"\"", "title: ''", "title:   "] {
+            let text = format!("---\n{front}\ntopic: ops\n---\n\n# Heading\n\nBody.\n");
+            let e = validate_edit("ops/x.md", &text).unwrap_err();
+            assert!(e.to_string().contains("`title:` is empty"), "{front}: {e}");
+        }
+        // A title on the next line, or no `title:` at all (the heading is the title), is fine.
+        let next = "---\ntitle:\n  Deploys need a lock\n---\n\nBody.\n";
+        assert_eq!(
+            validate_edit("ops/x.md", next).unwrap().title,
+            "Deploys need a lock"
+        );
+        let none = "---\ntopic: ops\n---\n\n# Heading\n\nBody.\n";
+        assert_eq!(validate_edit("ops/x.md", none).unwrap().title, "Heading");
     }
 }
