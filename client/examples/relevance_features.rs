@@ -10,10 +10,10 @@
 //! `PMAX`/`EMAX` set the prompt and error term limits (default: the hooks'), `LIMIT` the
 //! hits per case (default 10).
 
+use helix_client::hook::gate;
 use helix_client::hook::keywords::{
     ERROR_TERMS, PROMPT_TERMS, error_terms_up_to, error_text, file_name_term, prompt_terms_up_to,
 };
-use helix_client::hook::gate;
 use helix_client::knowledge::Knowledge;
 use helix_index_format::tokenize::Analyzer;
 use helix_index_format::{Mode, SearchOptions};

@@ -453,7 +453,10 @@ mod tests {
         assert!(error_terms(node).contains(&"port".to_string()));
         // A word that merely contains the name is not it.
         assert!(resource_words("XEADDRINUSEX ENOSPCY").is_empty());
-        assert_eq!(resource_words("write /tmp/x: no space left on device"), ["disk"]);
+        assert_eq!(
+            resource_words("write /tmp/x: no space left on device"),
+            ["disk"]
+        );
     }
 
     #[test]
@@ -464,12 +467,18 @@ mod tests {
         let terms = error_terms(&text);
         assert!(terms.iter().any(|t| t == "whitespace"), "{terms:?}");
         assert!(
-            !terms.iter().any(|t| t.contains("validates") || t == "setup"),
+            !terms
+                .iter()
+                .any(|t| t.contains("validates") || t == "setup"),
             "{terms:?}"
         );
-        let terms = error_terms("ERROR:  relation \"bookings\" does not exist\nHINT:  Perhaps you meant to reference the table");
+        let terms = error_terms(
+            "ERROR:  relation \"bookings\" does not exist\nHINT:  Perhaps you meant to reference the table",
+        );
         assert!(
-            !terms.iter().any(|t| ["hint", "exist", "perhaps", "meant"].contains(&t.as_str())),
+            !terms
+                .iter()
+                .any(|t| ["hint", "exist", "perhaps", "meant"].contains(&t.as_str())),
             "{terms:?}"
         );
     }
