@@ -27,7 +27,8 @@ cargo build --release -p helix-client --bin helix --quiet
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/helix-hot-text.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 repo=$WORK/repo
-mkdir -p "$repo/src/git"
+mkdir -p "$repo/src/git" "$repo/app/models"
+touch "$repo/.tmux.conf" "$repo/app/models/user.rb"
 cp -r "$CORPUS" "$repo/knowledge"
 printf 'local = "knowledge"\nproject = "profile"\n' > "$repo/.helix.toml"
 export HOME=$WORK/home XDG_CACHE_HOME=$WORK/home/cache XDG_DATA_HOME=$WORK/home/data \
@@ -38,14 +39,19 @@ cache=$(cd "$repo" && "$HELIX" status --json | python3 -c \
 "$HELIX" build "$repo/knowledge" --no-git --project profile -o "$cache/index.hix" 2>/dev/null
 
 # event, then the stdin JSON (without the common fields). The prompt comes first: its
-# path is the one the speed target names.
+# path is the one the speed target names. Each searching hook has an event that injects on
+# til (a file named by its whole name, an edit removing a symbol notes name, EADDRINUSE)
+# and one that does not, so that both paths are recorded.
 common='"session_id":"profile","cwd":"'$repo'","permission_mode":"default"'
 cat > "$WORK/events" <<EOF
 prompt	{$common,"hook_event_name":"UserPromptSubmit","prompt":"how do I rebase my git branch onto main without losing local commits?"}
 ambient	{$common,"hook_event_name":"PreToolUse","tool_name":"Edit","tool_input":{"file_path":"$repo/src/git/rebase.rs","old_string":"let base = merge_base(&head, &onto)?;","new_string":"let base = onto.clone();"}}
 ambient	{$common,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"$repo/src/git/rebase.rs"}}
+ambient	{$common,"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"$repo/.tmux.conf"}}
+ambient	{$common,"hook_event_name":"PreToolUse","tool_name":"Edit","tool_input":{"file_path":"$repo/app/models/user.rb","old_string":"User.where(active: true).find_each do |u|","new_string":"User.where(active: true).each do |u|"}}
 session-start	{$common,"hook_event_name":"SessionStart","source":"startup"}
 error	{$common,"hook_event_name":"PostToolUseFailure","tool_name":"Bash","tool_input":{"command":"cargo build"},"error":"Exit code 101\nerror: linking with \`cc\` failed: exit status: 1\n  = note: /usr/bin/ld: cannot find -lssl: No such file or directory"}
+error	{$common,"hook_event_name":"PostToolUseFailure","tool_name":"Bash","tool_input":{"command":"npm run dev"},"error":"Exit code 1\n> shop@1.4.0 dev\n> node server.js\n\nnode:events:497\n      throw er; // Unhandled 'error' event\n      ^\n\nError: listen EADDRINUSE: address already in use :::3000\n    at Server.setupListenHandle [as _listen2] (node:net:1872:16)\nEmitted 'error' event on Server instance at:\n  code: 'EADDRINUSE',\n  port: 3000\n}\n\nNode.js v20.11.1"}
 post-build	{$common,"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"cargo build --release"},"tool_response":{"stdout":"ok"}}
 stop	{$common,"hook_event_name":"Stop","stop_hook_active":false}
 pre-compact	{$common,"hook_event_name":"PreCompact","trigger":"auto","custom_instructions":""}
