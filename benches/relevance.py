@@ -53,8 +53,9 @@ TARGETS = {"everyday_inject": 0.10, "targeted_hit3": 0.90}
 # written the same way after the fifth pass (tool files, missing names), and never tuned on
 # until session 6 looked at its error misses; `fresh4`: 100 cases written the same way in
 # session 6, first run before any change was judged on it, then looked at for the gate's
-# error and prompt misses.
-SPLITS = ("tune", "heldout", "fresh", "fresh2", "fresh3", "fresh4")
+# error and prompt misses; `fresh5`: 100 more written the same way in session 6 and judged
+# only in aggregate (one change, the prompt term budget, was decided on it).
+SPLITS = ("tune", "heldout", "fresh", "fresh2", "fresh3", "fresh4", "fresh5")
 
 
 def die(msg):
