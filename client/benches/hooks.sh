@@ -201,6 +201,10 @@ for n in $SIZES; do
 
     printf '{"session_id":"bench-@RUN@","cwd":"%s","hook_event_name":"UserPromptSubmit","prompt":"how do I rebase my git branch onto another base without losing local commits?"}' \
         "$repo" > "$WORK/prompt-$n.json"
+    # A long problem description: more candidate words than the prompt hook keeps, so the
+    # search runs with its full term budget.
+    printf '{"session_id":"bench-@RUN@","cwd":"%s","hook_event_name":"UserPromptSubmit","prompt":"The staging deploy keeps failing after I rebased my feature branch onto main: git push is rejected as non-fast-forward, and I worry that force pushing will clobber commits a teammate pushed to the same remote branch this morning. What is the safe way to update the remote branch?"}' \
+        "$repo" > "$WORK/prompt-long-$n.json"
     # One input over and over in one session: from the second call on a duplicate, which
     # helix answers with nothing (the duplicate-call claim, hook/once.rs).
     printf '{"session_id":"bench-dup","cwd":"%s","hook_event_name":"UserPromptSubmit","prompt":"how do I rebase my git branch onto another base without losing local commits?"}' \
@@ -215,10 +219,12 @@ for n in $SIZES; do
         # An unknown event: start-up, stdin read and exit only (no config, no index).
         printf 'startup\t%s\t-\t%s\thook\tnoop\n' "$WORK/prompt-$n.json" "$HELIX"
         printf 'prompt\t%s\t-\t%s\thook\tprompt\n' "$WORK/prompt-$n.json" "$HELIX"
+        printf 'prompt-long\t%s\t-\t%s\thook\tprompt\n' "$WORK/prompt-long-$n.json" "$HELIX"
         printf 'ambient\t%s\t-\t%s\thook\tambient\n' "$WORK/ambient-$n.json" "$HELIX"
         printf 'prompt-dup\t%s\t-\t%s\thook\tprompt\n' "$WORK/prompt-dup-$n.json" "$HELIX"
         if [ -n "${BASELINE:-}" ]; then
             printf 'baseline-prompt\t%s\t%s\t%s\thook\tprompt\n' "$WORK/prompt-$n.json" "$base_env" "$BASELINE"
+            printf 'baseline-prompt-long\t%s\t%s\t%s\thook\tprompt\n' "$WORK/prompt-long-$n.json" "$base_env" "$BASELINE"
             printf 'baseline-ambient\t%s\t%s\t%s\thook\tambient\n' "$WORK/ambient-$n.json" "$base_env" "$BASELINE"
         fi
     } > "$WORK/spec-$n.tsv"

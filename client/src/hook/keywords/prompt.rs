@@ -4,7 +4,7 @@
 use super::terms::{candidates, pick, useful};
 
 /// Most terms taken from a prompt.
-pub const PROMPT_TERMS: usize = 12;
+pub const PROMPT_TERMS: usize = 16;
 
 /// Search terms of a prompt: stop words, meta-language and numbers removed, at most
 /// [`PROMPT_TERMS`].
@@ -176,7 +176,7 @@ mod tests {
         assert!(prompt_terms("please can you help me").is_empty());
         assert!(prompt_terms(&"word ".repeat(120)).is_empty());
         let many = prompt_terms(
-            "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron",
+            "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi rho sigma tau upsilon",
         );
         assert_eq!(many.len(), PROMPT_TERMS);
     }
