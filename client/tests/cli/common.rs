@@ -85,8 +85,15 @@ impl Client {
             .replace(':', "_");
         self.cache_home().join("helix").join(key).join(project)
     }
-    /// `$XDG_DATA_HOME/helix/pending/<project>`.
+    /// The pending directory of `project` followed by the code repository (server mode:
+    /// `$XDG_DATA_HOME/helix/servers/<server-key>/pending/<project>`), as `helix status
+    /// --json` reports it: tests ask rather than spell out the layout.
     pub fn pending_dir(&self, project: &str) -> PathBuf {
+        pending_dir_of(self.cmd(&[]), project)
+    }
+    /// `$XDG_DATA_HOME/helix/pending/<project>`: where helix kept pending entries before
+    /// they were keyed by server (moved to the new place at first use).
+    pub fn legacy_pending_dir(&self, project: &str) -> PathBuf {
         self.data_home().join("helix/pending").join(project)
     }
 
@@ -157,6 +164,33 @@ pub fn first_cache_dir(mut cmd: Command) -> PathBuf {
         v["projects"][0]["cache_dir"]
             .as_str()
             .expect("status names the cache directory"),
+    )
+}
+
+/// The pending directory of `project` as `helix status --json` reports it (`cmd`: a `helix`
+/// command isolated for a code repository in server mode).
+pub fn pending_dir_of(mut cmd: Command, project: &str) -> PathBuf {
+    let out = cmd
+        .args(["status", "--json"])
+        .output()
+        .expect("run helix status");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "helix status --json: {e}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let p = v["projects"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|p| p["name"] == project)
+        .unwrap_or_else(|| panic!("status lists no project {project}: {v}"));
+    PathBuf::from(
+        p["pending_dir"]
+            .as_str()
+            .unwrap_or_else(|| panic!("status names no pending directory for {project}: {v}")),
     )
 }
 
