@@ -110,12 +110,26 @@ impl Client {
         ));
     }
 
+    /// Another code repository on the same machine (same HOME and XDG dirs): `dir` under
+    /// the client's temporary directory, created empty.
+    pub fn other_repo(&self, name: &str) -> PathBuf {
+        let dir = self.tmp.path().join(name);
+        std::fs::create_dir_all(&dir).expect("create dir");
+        dir
+    }
+
     /// `helix ARGS` in the code repository, isolated from the real user.
     pub fn cmd(&self, args: &[&str]) -> Command {
+        self.cmd_in(&self.root, args)
+    }
+
+    /// `helix ARGS` in `dir` (another code repository of this machine), isolated from the
+    /// real user.
+    pub fn cmd_in(&self, dir: &Path, args: &[&str]) -> Command {
         ensure_net();
         let mut c = Command::new(HELIX);
         c.args(args)
-            .current_dir(&self.root)
+            .current_dir(dir)
             .env("HOME", &self.home)
             .env("XDG_CONFIG_HOME", self.config_home())
             .env("XDG_CACHE_HOME", self.cache_home())
@@ -130,6 +144,11 @@ impl Client {
         self.cmd(args).output().expect("spawn helix").into()
     }
 
+    /// [`Client::run`] in `dir`, another code repository of this machine.
+    pub fn run_in(&self, dir: &Path, args: &[&str]) -> Run {
+        self.cmd_in(dir, args).output().expect("spawn helix").into()
+    }
+
     /// Stores an entry with `helix store`, asserting success.
     pub fn store(&self, topic: &str, title: &str, body: &str) -> Run {
         self.run(&["store", "--topic", topic, "--title", title, "--body", body])
@@ -138,9 +157,14 @@ impl Client {
 
     /// `helix search --json` hits.
     pub fn search(&self, query: &str) -> Vec<serde_json::Value> {
+        self.search_in(&self.root, query)
+    }
+
+    /// `helix search --json` hits in `dir`, another code repository of this machine.
+    pub fn search_in(&self, dir: &Path, query: &str) -> Vec<serde_json::Value> {
         let mut args = vec!["search", "--json"];
         args.extend(query.split_whitespace());
-        let r = self.run(&args).ok();
+        let r = self.run_in(dir, &args).ok();
         r.json()["hits"].as_array().cloned().unwrap_or_default()
     }
 }
