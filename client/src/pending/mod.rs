@@ -12,7 +12,7 @@ mod settle;
 mod write;
 
 pub use acked::{Acked, Proposed, list_acked, mark_acked, mark_rejected};
-pub use dir::{Migration, PendingDir, migrate};
+pub use dir::PendingDir;
 pub use helix_index_format::NewEntry;
 pub use overlay::rebuild_overlay;
 pub use queue::{
