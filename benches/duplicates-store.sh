@@ -63,7 +63,7 @@ for f in "$CORPUS"/elixir/{append-to-a-keyword-list,pattern-matching-in-anonymou
 done
 cd "$WORK/repo"
 STORE='--topic bench --title "Held-out note {n}" --file '"$WORK"'/note{n}.md'
-args=(-N -w 3 -r "$RUNS" -L n 0,1,2 --prepare "rm -rf $XDG_DATA_HOME/helix/pending"
+args=(-N -w 3 -r "$RUNS" -L n 0,1,2 --prepare "rm -rf $XDG_DATA_HOME/helix/pending $XDG_DATA_HOME/helix/servers"
     --export-markdown "$WORK/result.md" --style none
     "$HELIX store $STORE" "$HELIX store --force $STORE")
 if [ -n "$BASELINE" ]; then
@@ -85,7 +85,7 @@ if [ -n "${INSTR:-}" ]; then
         esac
         row="| $kind |"
         for n in 0 1 2; do
-            rm -rf "$XDG_DATA_HOME/helix/pending"
+            rm -rf "$XDG_DATA_HOME/helix/pending" "$XDG_DATA_HOME/helix/servers"
             ir=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" store "${extra[@]}" \
                 --topic bench --title "Held-out note $n" --file "$WORK/note$n.md" 2>&1 >/dev/null \
                 | sed -n 's/.*Collected : \([0-9]*\).*/\1/p')

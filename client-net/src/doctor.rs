@@ -179,13 +179,25 @@ pub fn run(_a: Args) -> Result<ExitCode> {
                 &format!("delete {} and run `helix sync`", file.display()),
             ),
         }
-        let pending = helix_client::pending::count(p);
+        // Local mode queues nothing: its writes go straight into the knowledge directory.
+        let Some(server) = cfg.server.as_deref() else {
+            continue;
+        };
+        // Quietly: a legacy queue left where it was is reported below, once.
+        let queue = helix_client::pending::PendingDir::open_quietly(server, p);
+        if let Some(problem) = queue.migration_problem() {
+            out.fix(
+                &format!("{p}: {problem}"),
+                "then `helix sync` sends them, and `helix doctor` no longer reports this",
+            );
+        }
+        let pending = helix_client::pending::count(&queue);
         if pending > 0 {
             out.note(&format!(
                 "{p}: {pending} pending entries (sent by the next `helix sync`)"
             ));
         }
-        let rejected = helix_client::paths::pending_dir(p).join("rejected");
+        let rejected = queue.path().join("rejected");
         // The entries themselves: not the server's text kept beside a conflicting edit.
         let kept = std::fs::read_dir(&rejected)
             .into_iter()

@@ -63,9 +63,12 @@ pub fn draft(k: &Knowledge, cfg: &ProjectConfig, id: &str) -> Result<Draft> {
     } else if let Some(key) = key("pending_key") {
         // A queued write: an edit is edited again from its own base; a new entry is not
         // on the server yet.
-        let queued = crate::pending::list(&project)?
-            .into_iter()
-            .find(|f| f.key == key);
+        let queued = match crate::pending::PendingDir::of(cfg, &project) {
+            Some(pending) => crate::pending::list(&pending)?
+                .into_iter()
+                .find(|f| f.key == key),
+            None => None,
+        };
         match queued {
             Some(f) if f.edit.is_some() => (f.edit.map(|m| m.base), f.text),
             _ => bail!(
@@ -76,7 +79,8 @@ pub fn draft(k: &Knowledge, cfg: &ProjectConfig, id: &str) -> Result<Draft> {
     } else {
         // Acknowledged, not yet in the cache: an edit's answer named the blob it wrote.
         let acked = key("acked_key").and_then(|key| {
-            crate::pending::list_acked(&project)
+            let pending = crate::pending::PendingDir::of(cfg, &project)?;
+            crate::pending::list_acked(&pending)
                 .into_iter()
                 .find(|a| a.key == key)
         });

@@ -207,7 +207,14 @@ impl Knowledge {
                     index,
                 });
             }
-            let overlay = crate::paths::pending_dir(project).join(OVERLAY_FILE);
+            // Server mode only: local mode writes into the knowledge directory, queues
+            // nothing, and must not read another server's queue of a project of its name.
+            let Some(server) = cfg.server.as_deref() else {
+                continue;
+            };
+            // Quietly: the hooks print nothing (the next command reports a failed move).
+            let pending = crate::pending::PendingDir::open_quietly(server, project);
+            let overlay = pending.path().join(OVERLAY_FILE);
             if let Ok(Some(index)) = open_index(&overlay) {
                 sources.push(Source {
                     project: project.clone(),

@@ -44,8 +44,23 @@ pub fn user_config_file() -> PathBuf {
     config_dir().join("config.toml")
 }
 
-/// Directory of one project's pending entries and overlay index.
-pub fn pending_dir(project: &str) -> PathBuf {
+/// Directory of one project's pending entries and overlay index on one server:
+/// `data_dir()/servers/<server-key>/pending/<project>`. Keyed by server as the cache is, so
+/// two servers that both have a project of one name never share a push queue (an entry
+/// stored for one team's server is never pushed to another's). Callers go through
+/// `pending::PendingDir`, which first moves a [`legacy_pending_dir`] here.
+pub fn pending_dir(server: &str, project: &str) -> PathBuf {
+    data_dir()
+        .join("servers")
+        .join(server_key(server))
+        .join("pending")
+        .join(project)
+}
+
+/// Where helix kept a project's pending entries before they were keyed by server:
+/// `data_dir()/pending/<project>`, whatever the server. A root of its own (`pending/`, not
+/// `servers/`), so it is never mistaken for the current layout.
+pub fn legacy_pending_dir(project: &str) -> PathBuf {
     data_dir().join("pending").join(project)
 }
 
@@ -125,6 +140,28 @@ mod tests {
             a,
             project_cache_dir(None, Some(Path::new("/w/one/docs/knowledge")), "knowledge")
         );
+    }
+
+    #[test]
+    fn pending_dirs_differ_by_server_and_never_meet_the_legacy_layout() {
+        let a = pending_dir("http://one.example:7700", "default");
+        let b = pending_dir("https://two.example", "default");
+        assert_ne!(a, b);
+        assert!(
+            a.ends_with("servers/one.example_7700/pending/default"),
+            "{a:?}"
+        );
+        assert!(
+            b.ends_with("servers/two.example_443/pending/default"),
+            "{b:?}"
+        );
+        // The same server spelled with a trailing slash: the same queue.
+        assert_eq!(b, pending_dir("https://two.example/", "default"));
+        let legacy = legacy_pending_dir("default");
+        assert!(legacy.ends_with("pending/default"), "{legacy:?}");
+        for dir in [&a, &b] {
+            assert!(!dir.starts_with(&legacy) && !legacy.starts_with(dir));
+        }
     }
 
     #[test]

@@ -21,6 +21,8 @@ mod install;
 mod link;
 #[path = "cli/mcp.rs"]
 mod mcp;
+#[path = "cli/pending.rs"]
+mod pending;
 #[path = "cli/repos.rs"]
 mod repos;
 #[path = "cli/sync.rs"]

@@ -11,7 +11,7 @@ use fetch::{Fetched, fetch};
 use helix_client::cache::{Report, compile_local, read_meta, record, short};
 use helix_client::config::ProjectConfig;
 use helix_client::knowledge::INDEX_FILE;
-use helix_client::pending;
+use helix_client::pending::{self, PendingDir};
 use http::{Ctx, Failure};
 use proposals::{follow_proposals, share_proposals};
 use push::push_pending;
@@ -47,9 +47,11 @@ pub fn sync_project(
         token,
         limits,
     };
+    // This server's queue of the project (a queue of an earlier helix moved into it first).
+    let queue = PendingDir::open(server, project);
     // Left by a sync or store that was killed: nothing else ever removes them.
     helix_client::sys::remove_stale_temps(dir);
-    helix_client::sys::remove_stale_temps(&helix_client::paths::pending_dir(project));
+    helix_client::sys::remove_stale_temps(queue.path());
     let fail = |f: Failure| -> Report {
         let line = match f {
             Failure::Offline(why) => {
@@ -65,7 +67,7 @@ pub fn sync_project(
                 )
             }
         };
-        let left = pending::count(project);
+        let left = pending::count(&queue);
         let line = if left > 0 {
             format!("{line}; {left} pending kept")
         } else {
@@ -78,7 +80,7 @@ pub fn sync_project(
             line,
         }
     };
-    let (pushed, rejected) = match push_pending(&ctx, project, dir) {
+    let (pushed, rejected) = match push_pending(&ctx, &queue, dir) {
         Ok(v) => v,
         Err(f) => return fail(f),
     };
@@ -88,16 +90,16 @@ pub fn sync_project(
         Err(f) => return fail(f),
     };
     // After the download: a proposal that landed is then usually in the cache already.
-    let awaiting = follow_proposals(&ctx, project, dir);
+    let awaiting = follow_proposals(&ctx, &queue, dir);
     if shares {
-        share_proposals(&ctx, project, dir);
-    } else if let Err(e) = pending::set_proposed(project, &[], dir) {
+        share_proposals(&ctx, &queue, dir);
+    } else if let Err(e) = pending::set_proposed(&queue, &[], dir) {
         eprintln!("helix: {project}: {e:#}");
     }
     let generation = match &fetched {
         Fetched::UpToDate(m) | Fetched::Updated { meta: m, .. } => m.generation,
     };
-    if let Err(e) = pending::drop_acked(project, dir, generation) {
+    if let Err(e) = pending::drop_acked(&queue, dir, generation) {
         eprintln!("helix: {project}: {e:#}");
     }
     let mut line = match fetched {

@@ -2,16 +2,17 @@
 //! are decided, and fetching teammates' shared ones into the overlay.
 
 use super::http::Ctx;
-use helix_client::pending;
+use helix_client::pending::{self, PendingDir};
 use helix_index_format::wire::{ProposalInfo, ProposalState};
 use std::path::Path;
 
 /// Asks the server what became of this client's acknowledged proposals and settles the
 /// decided ones (landed: kept until an artifact has them; rejected: set aside with the
 /// reason). Returns how many are still awaiting review. Failures leave them as they are.
-pub(super) fn follow_proposals(ctx: &Ctx<'_>, project: &str, dir: &Path) -> usize {
+pub(super) fn follow_proposals(ctx: &Ctx<'_>, queue: &PendingDir, dir: &Path) -> usize {
+    let project = queue.project();
     let mut waiting = 0;
-    for a in pending::list_acked(project) {
+    for a in pending::list_acked(queue) {
         let Some(id) = a.proposal.clone() else {
             continue;
         };
@@ -49,7 +50,7 @@ pub(super) fn follow_proposals(ctx: &Ctx<'_>, project: &str, dir: &Path) -> usiz
                         "helix: {project}: {why}; the entry is kept in the pending folder's rejected/"
                     );
                 }
-                if let Err(e) = pending::settle_proposal(project, &a, &fate, dir) {
+                if let Err(e) = pending::settle_proposal(queue, &a, &fate, dir) {
                     eprintln!("helix: {project}: {e:#}");
                     waiting += 1;
                 }
@@ -62,7 +63,8 @@ pub(super) fn follow_proposals(ctx: &Ctx<'_>, project: &str, dir: &Path) -> usiz
 /// Teammates' open proposals, when the project shares them (`show_proposals`): kept in the
 /// overlay, which the hooks mark "proposed, unreviewed". A 404 (no longer shared) drops
 /// them; other failures keep what is there.
-pub(super) fn share_proposals(ctx: &Ctx<'_>, project: &str, dir: &Path) {
+pub(super) fn share_proposals(ctx: &Ctx<'_>, queue: &PendingDir, dir: &Path) {
+    let project = queue.project();
     let url = format!("{}/v1/projects/{project}/proposals/shared", ctx.server);
     let Ok(resp) = ctx.req(ctx.http.get(&url)).send() else {
         return;
@@ -97,7 +99,7 @@ pub(super) fn share_proposals(ctx: &Ctx<'_>, project: &str, dir: &Path) {
         reqwest::StatusCode::NOT_FOUND => Vec::new(),
         _ => return,
     };
-    if let Err(e) = pending::set_proposed(project, &list, dir) {
+    if let Err(e) = pending::set_proposed(queue, &list, dir) {
         eprintln!("helix: {project}: {e:#}");
     }
 }

@@ -2,7 +2,7 @@
 //! idempotency keys; only a documented acknowledgement takes one out of the queue.
 
 use super::http::{Ctx, Failure, conflict_text, error_body, excerpt, http_client, http_error};
-use helix_client::pending;
+use helix_client::pending::{self, PendingDir};
 use helix_index_format::wire::WriteAck;
 use std::path::Path;
 use std::time::Duration;
@@ -22,15 +22,16 @@ fn refusal_is_final(status: reqwest::StatusCode, code: Option<&str>) -> bool {
         || (status == S::NOT_FOUND && code == Some("no_such_entry"))
 }
 
-/// Pushes the pending entries of `project`. Returns (pushed, rejected) counts. A pending
+/// Pushes the pending entries of `queue` (its project's, on `ctx`'s server). Returns (pushed, rejected) counts. A pending
 /// file leaves the queue only on a documented acknowledgement from the configured server,
 /// or on a final refusal (then it is kept in `rejected/`).
 pub(super) fn push_pending(
     ctx: &Ctx<'_>,
-    project: &str,
+    queue: &PendingDir,
     dir: &Path,
 ) -> Result<(usize, usize), Failure> {
-    let files = pending::list(project).map_err(|e| Failure::Other(format!("{e:#}")))?;
+    let project = queue.project();
+    let files = pending::list(queue).map_err(|e| Failure::Other(format!("{e:#}")))?;
     if files.is_empty() {
         return Ok((0, 0));
     }
@@ -44,7 +45,7 @@ pub(super) fn push_pending(
     };
     let stop = |pushed: usize, f: Failure| {
         if pushed > 0 {
-            let _ = pending::rebuild_overlay(project, dir);
+            let _ = pending::rebuild_overlay(queue, dir);
         }
         Err(f)
     };
@@ -122,7 +123,7 @@ pub(super) fn push_pending(
             // It stays visible (overlay) until a synced artifact of that generation arrives.
             let proposal = ack.proposal.as_ref().map(|p| p.id.as_str());
             if let Err(e) = pending::mark_acked(
-                project,
+                queue,
                 &f,
                 &ack.id,
                 ack.generation,
@@ -176,6 +177,6 @@ pub(super) fn push_pending(
             );
         }
     }
-    pending::rebuild_overlay(project, dir).map_err(|e| Failure::Other(format!("{e:#}")))?;
+    pending::rebuild_overlay(queue, dir).map_err(|e| Failure::Other(format!("{e:#}")))?;
     Ok((pushed, rejected))
 }

@@ -18,6 +18,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let mut projects = Vec::new();
     for p in &cfg.projects {
         let dir = cfg.cache_dir(p);
+        let pending = crate::pending::PendingDir::of(&cfg, p);
         let meta = crate::cache::read_meta(&dir).filter(|_| dir.join(INDEX_FILE).exists());
         let last = crate::cache::read_last_sync(&dir);
         // The tokenizer that built the cached artifact (an O(1) open of its header).
@@ -33,9 +34,10 @@ pub fn run(a: Args) -> Result<ExitCode> {
             "generation": meta.as_ref().map(|m| m.generation),
             "fetched_at": meta.as_ref().map(|m| m.fetched_at),
             "cache_age_seconds": meta.as_ref().map(|m| now - m.fetched_at),
-            "pending": crate::pending::count(p),
+            "pending": pending.as_ref().map_or(0, crate::pending::count),
             "last_sync": last.map(|l| json!({"at": l.at, "ok": l.ok, "message": l.message})),
             "cache_dir": dir.display().to_string(),
+            "pending_dir": pending.as_ref().map(|d| d.path().display().to_string()),
             "tokenizer_version": tokenizer,
         }));
     }

@@ -1,6 +1,7 @@
 //! What a push leaves: acknowledged entries in `acked/` (the server's id, generation, proposal,
 //! blob) until a synced artifact has them, refused ones in `rejected/`; teammates' proposals.
 
+use super::dir::PendingDir;
 use super::queue::{PendingFile, edit_meta_path};
 use anyhow::{Context, Result};
 use helix_index_format::NewEntry;
@@ -34,22 +35,22 @@ pub(super) struct AckedMeta {
     pub(super) blob: Option<String>,
 }
 
-fn acked_dir(project: &str) -> PathBuf {
-    crate::paths::pending_dir(project).join("acked")
+fn acked_dir(pending: &PendingDir) -> PathBuf {
+    pending.path().join("acked")
 }
 
 /// Moves an acknowledged pending file out of the push queue into `acked/`, remembering the
 /// server's id and generation (and the proposal it became, in review mode). A crash before
 /// the move only means one more (idempotent) POST.
 pub fn mark_acked(
-    project: &str,
+    pending: &PendingDir,
     file: &PendingFile,
     id: &str,
     generation: u64,
     proposal: Option<&str>,
     blob: Option<&str>,
 ) -> Result<()> {
-    let dir = acked_dir(project);
+    let dir = acked_dir(pending);
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let meta = serde_json::to_vec(&AckedMeta {
         id: id.to_string(),
@@ -121,9 +122,9 @@ pub(super) fn set_aside(from: &Path, key: &str, dir: &Path, why: &str) -> Result
     }
 }
 
-/// Acknowledged entries of `project` still waiting for a synced artifact.
-pub fn list_acked(project: &str) -> Vec<Acked> {
-    let dir = acked_dir(project);
+/// Acknowledged entries in `pending` still waiting for a synced artifact.
+pub fn list_acked(pending: &PendingDir) -> Vec<Acked> {
+    let dir = acked_dir(pending);
     let Ok(rd) = std::fs::read_dir(&dir) else {
         return Vec::new();
     };
@@ -169,8 +170,8 @@ pub struct Proposed {
     pub entry: NewEntry,
 }
 
-pub(super) fn read_proposed(project: &str) -> Vec<Proposed> {
-    std::fs::read(crate::paths::pending_dir(project).join(PROPOSED_FILE))
+pub(super) fn read_proposed(pending: &PendingDir) -> Vec<Proposed> {
+    std::fs::read(pending.path().join(PROPOSED_FILE))
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
         .unwrap_or_default()
@@ -178,12 +179,12 @@ pub(super) fn read_proposed(project: &str) -> Vec<Proposed> {
 
 /// `acked/<key>.json` without its entry, in `acked/` or still queued, is what a process
 /// killed inside [`mark_acked`] leaves (or a hand-deleted entry): nothing reads it again.
-pub(super) fn remove_orphan_acks(project: &str) {
-    let dir = acked_dir(project);
+pub(super) fn remove_orphan_acks(pending: &PendingDir) {
+    let dir = acked_dir(pending);
     let Ok(rd) = std::fs::read_dir(&dir) else {
         return;
     };
-    let queued = crate::paths::pending_dir(project);
+    let queued = pending.path();
     for de in rd.flatten() {
         let path = de.path();
         let Some(key) = path

@@ -2,6 +2,7 @@
 //! teammates' proposals, so that every pending write is in hooks and search at once.
 
 use super::acked::{list_acked, read_proposed};
+use super::dir::PendingDir;
 use super::queue::list;
 use crate::knowledge::OVERLAY_FILE;
 use anyhow::{Context, Result};
@@ -19,19 +20,18 @@ fn overlay_entry(path: &Path, id: &str, key: &str, marker: &str) -> Option<Entry
     Some(e)
 }
 
-/// Rebuilds `overlay.hix` of `project` from its pending and acknowledged-but-not-yet-synced
+/// Rebuilds `overlay.hix` of `pending` from its pending and acknowledged-but-not-yet-synced
 /// files and the teammates' open proposals the last sync listed (removes it when there are
 /// none). Serialised with a lock file so two concurrent
 /// stores never lose each other's entry. An entry they supersede that only the synced
 /// artifact in `cache_dir` holds is copied in: the builder hides it there, and the copy
 /// shadows the synced one, so it leaves hooks and search at once.
-pub fn rebuild_overlay(project: &str, cache_dir: &Path) -> Result<()> {
-    let dir = crate::paths::pending_dir(project);
-    let _guard = crate::sys::lock_dir(&dir)?;
-    let pending = list(project)?;
-    let acked = list_acked(project);
-    let proposed = read_proposed(project);
-    let overlay = dir.join(OVERLAY_FILE);
+pub fn rebuild_overlay(pending_dir: &PendingDir, cache_dir: &Path) -> Result<()> {
+    let _guard = crate::sys::lock_dir(pending_dir.path())?;
+    let pending = list(pending_dir)?;
+    let acked = list_acked(pending_dir);
+    let proposed = read_proposed(pending_dir);
+    let overlay = pending_dir.path().join(OVERLAY_FILE);
     if pending.is_empty() && acked.is_empty() && proposed.is_empty() {
         match std::fs::remove_file(&overlay) {
             Ok(()) => {}
@@ -89,7 +89,7 @@ pub fn rebuild_overlay(project: &str, cache_dir: &Path) -> Result<()> {
     }
     let entries: Vec<Entry> = by_id.into_values().collect();
     let info = BuildInfo {
-        project: project.to_string(),
+        project: pending_dir.project().to_string(),
         commit: String::new(),
         generation: 0,
         build_time: crate::sys::now_secs(),

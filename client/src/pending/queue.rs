@@ -1,6 +1,7 @@
 //! The push queue on disk: one `<key>.md` per write (an edit also `<key>.edit.json`), rendered
 //! from a `NewEntry` and parsed back, listed and counted; the id an entry gets from its title.
 
+use super::dir::PendingDir;
 use anyhow::{Context, Result};
 use helix_index_format::{Entry, NewEntry};
 use std::path::{Path, PathBuf};
@@ -96,10 +97,10 @@ pub fn parse_pending(key: &str, text: &str) -> Result<NewEntry> {
     })
 }
 
-/// Pending entries of `project`, oldest first. Unreadable files are reported and skipped.
-pub fn list(project: &str) -> Result<Vec<PendingFile>> {
-    let dir = crate::paths::pending_dir(project);
-    let rd = match std::fs::read_dir(&dir) {
+/// Pending entries of `pending`, oldest first. Unreadable files are reported and skipped.
+pub fn list(pending: &PendingDir) -> Result<Vec<PendingFile>> {
+    let dir = pending.path();
+    let rd = match std::fs::read_dir(dir) {
         Ok(rd) => rd,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(e).with_context(|| format!("reading {}", dir.display())),
@@ -139,9 +140,9 @@ pub fn list(project: &str) -> Result<Vec<PendingFile>> {
     Ok(out)
 }
 
-/// Number of pending entries of `project` (cheap: counts files).
-pub fn count(project: &str) -> usize {
-    std::fs::read_dir(crate::paths::pending_dir(project))
+/// Number of pending entries in `pending` (cheap: counts files).
+pub fn count(pending: &PendingDir) -> usize {
+    std::fs::read_dir(pending.path())
         .map(|rd| {
             rd.filter_map(|e| e.ok())
                 .filter(|e| {

@@ -5,16 +5,17 @@ use super::acked::{
     Acked, AckedMeta, PROPOSED_FILE, Proposed, list_acked, read_proposed, remove_orphan_acks,
     set_aside,
 };
+use super::dir::PendingDir;
 use super::overlay::rebuild_overlay;
 use anyhow::{Context, Result};
 use std::path::Path;
 
 /// Forgets acknowledged entries that the cached artifact (of `synced_generation`) now
 /// contains, and rebuilds the overlay if anything changed. Returns how many were dropped.
-pub fn drop_acked(project: &str, cache_dir: &Path, synced_generation: u64) -> Result<usize> {
-    remove_orphan_acks(project);
+pub fn drop_acked(pending: &PendingDir, cache_dir: &Path, synced_generation: u64) -> Result<usize> {
+    remove_orphan_acks(pending);
     let mut dropped = 0;
-    for a in list_acked(project) {
+    for a in list_acked(pending) {
         // A proposal is in no artifact until it lands: `settle_proposal` decides.
         if a.proposal.is_none() && a.generation <= synced_generation {
             let _ = std::fs::remove_file(&a.path);
@@ -23,7 +24,7 @@ pub fn drop_acked(project: &str, cache_dir: &Path, synced_generation: u64) -> Re
         }
     }
     if dropped > 0 {
-        rebuild_overlay(project, cache_dir)?;
+        rebuild_overlay(pending, cache_dir)?;
     }
     Ok(dropped)
 }
@@ -42,7 +43,7 @@ pub enum ProposalFate {
 /// it is never shown twice nor missing in between); a rejected one moves to `rejected/`
 /// with the reason (nothing is lost). Rebuilds the overlay.
 pub fn settle_proposal(
-    project: &str,
+    pending: &PendingDir,
     a: &Acked,
     fate: &ProposalFate,
     cache_dir: &Path,
@@ -60,29 +61,29 @@ pub fn settle_proposal(
             crate::sys::write_atomic(&meta_path, &meta)?;
         }
         ProposalFate::Rejected { why } => {
-            let dir = crate::paths::pending_dir(project).join("rejected");
+            let dir = pending.path().join("rejected");
             set_aside(&a.path, &a.key, &dir, why)?;
             let _ = std::fs::remove_file(&meta_path);
         }
     }
-    rebuild_overlay(project, cache_dir)
+    rebuild_overlay(pending, cache_dir)
 }
 
-/// Replaces the shared proposals of `project` with `list` (empty: none shared) and rebuilds
+/// Replaces the shared proposals in `pending` with `list` (empty: none shared) and rebuilds
 /// the overlay when they changed.
-pub fn set_proposed(project: &str, list: &[Proposed], cache_dir: &Path) -> Result<()> {
-    if read_proposed(project) == list {
+pub fn set_proposed(pending: &PendingDir, list: &[Proposed], cache_dir: &Path) -> Result<()> {
+    if read_proposed(pending) == list {
         return Ok(());
     }
-    let path = crate::paths::pending_dir(project).join(PROPOSED_FILE);
+    let path = pending.path().join(PROPOSED_FILE);
     if list.is_empty() {
         let _ = std::fs::remove_file(&path);
     } else {
-        let dir = crate::paths::pending_dir(project);
-        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        let dir = pending.path();
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
         let bytes = serde_json::to_vec(list).expect("plain data serialises");
         crate::sys::write_atomic(&path, &bytes)
             .with_context(|| format!("writing {}", path.display()))?;
     }
-    rebuild_overlay(project, cache_dir)
+    rebuild_overlay(pending, cache_dir)
 }

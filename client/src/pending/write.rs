@@ -1,6 +1,7 @@
 //! `store` and `edit`: validated, refused on a near-duplicate, queued as a pending file and the
 //! overlay rebuilt (in local mode, written into the knowledge directory and recompiled).
 
+use super::dir::PendingDir;
 use super::overlay::rebuild_overlay;
 use super::queue::{PendingEdit, edit_meta_path, entry_id, list, render};
 use crate::config::ProjectConfig;
@@ -164,15 +165,24 @@ pub fn store(
         return write_local(cfg, project, &path, &text, id);
     }
 
-    let dir = crate::paths::pending_dir(&project);
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    crate::sys::remove_stale_temps(&dir);
+    let pending = queue_of(cfg, &project)?;
+    let dir = pending.path();
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    crate::sys::remove_stale_temps(dir);
     let key = new_key();
     let path = dir.join(format!("{key}.md"));
     crate::sys::write_atomic(&path, text.as_bytes())
         .with_context(|| format!("writing {}", path.display()))?;
-    rebuild_overlay(&project, &cfg.cache_dir(&project))?;
+    rebuild_overlay(&pending, &cfg.cache_dir(&project))?;
     Ok(Stored { project, key, id })
+}
+
+/// The pending directory `project`'s writes go to (server mode: local mode never queues).
+fn queue_of(cfg: &ProjectConfig, project: &str) -> Result<PendingDir> {
+    match PendingDir::of(cfg, project) {
+        Some(p) => Ok(p),
+        None => bail!("{} names no server to queue writes for", cfg.file.display()),
+    }
 }
 
 /// Local mode: writes the entry file into the knowledge directory and recompiles it.
@@ -223,10 +233,11 @@ pub fn edit(
             "the version of {id} is unknown (its cached artifact predates edits, or the entry is not synced yet); run `helix sync` and try again"
         );
     };
-    let dir = crate::paths::pending_dir(&project);
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    crate::sys::remove_stale_temps(&dir);
-    for queued in list(&project)? {
+    let pending = queue_of(cfg, &project)?;
+    let dir = pending.path();
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    crate::sys::remove_stale_temps(dir);
+    for queued in list(&pending)? {
         if queued.edit.as_ref().is_some_and(|e| e.id == id) {
             let _ = std::fs::remove_file(&queued.path);
             let _ = std::fs::remove_file(edit_meta_path(&queued.path));
@@ -243,7 +254,7 @@ pub fn edit(
     crate::sys::write_atomic(&edit_meta_path(&path), &meta)?;
     crate::sys::write_atomic(&path, text.as_bytes())
         .with_context(|| format!("writing {}", path.display()))?;
-    rebuild_overlay(&project, &cfg.cache_dir(&project))?;
+    rebuild_overlay(&pending, &cfg.cache_dir(&project))?;
     Ok(Stored {
         project,
         key,

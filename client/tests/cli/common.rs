@@ -85,8 +85,15 @@ impl Client {
             .replace(':', "_");
         self.cache_home().join("helix").join(key).join(project)
     }
-    /// `$XDG_DATA_HOME/helix/pending/<project>`.
+    /// The pending directory of `project` followed by the code repository (server mode:
+    /// `$XDG_DATA_HOME/helix/servers/<server-key>/pending/<project>`), as `helix status
+    /// --json` reports it: tests ask rather than spell out the layout.
     pub fn pending_dir(&self, project: &str) -> PathBuf {
+        pending_dir_of(self.cmd(&[]), project)
+    }
+    /// `$XDG_DATA_HOME/helix/pending/<project>`: where helix kept pending entries before
+    /// they were keyed by server (moved to the new place at first use).
+    pub fn legacy_pending_dir(&self, project: &str) -> PathBuf {
         self.data_home().join("helix/pending").join(project)
     }
 
@@ -103,12 +110,26 @@ impl Client {
         ));
     }
 
+    /// Another code repository on the same machine (same HOME and XDG dirs): `dir` under
+    /// the client's temporary directory, created empty.
+    pub fn other_repo(&self, name: &str) -> PathBuf {
+        let dir = self.tmp.path().join(name);
+        std::fs::create_dir_all(&dir).expect("create dir");
+        dir
+    }
+
     /// `helix ARGS` in the code repository, isolated from the real user.
     pub fn cmd(&self, args: &[&str]) -> Command {
+        self.cmd_in(&self.root, args)
+    }
+
+    /// `helix ARGS` in `dir` (another code repository of this machine), isolated from the
+    /// real user.
+    pub fn cmd_in(&self, dir: &Path, args: &[&str]) -> Command {
         ensure_net();
         let mut c = Command::new(HELIX);
         c.args(args)
-            .current_dir(&self.root)
+            .current_dir(dir)
             .env("HOME", &self.home)
             .env("XDG_CONFIG_HOME", self.config_home())
             .env("XDG_CACHE_HOME", self.cache_home())
@@ -123,6 +144,11 @@ impl Client {
         self.cmd(args).output().expect("spawn helix").into()
     }
 
+    /// [`Client::run`] in `dir`, another code repository of this machine.
+    pub fn run_in(&self, dir: &Path, args: &[&str]) -> Run {
+        self.cmd_in(dir, args).output().expect("spawn helix").into()
+    }
+
     /// Stores an entry with `helix store`, asserting success.
     pub fn store(&self, topic: &str, title: &str, body: &str) -> Run {
         self.run(&["store", "--topic", topic, "--title", title, "--body", body])
@@ -131,9 +157,14 @@ impl Client {
 
     /// `helix search --json` hits.
     pub fn search(&self, query: &str) -> Vec<serde_json::Value> {
+        self.search_in(&self.root, query)
+    }
+
+    /// `helix search --json` hits in `dir`, another code repository of this machine.
+    pub fn search_in(&self, dir: &Path, query: &str) -> Vec<serde_json::Value> {
         let mut args = vec!["search", "--json"];
         args.extend(query.split_whitespace());
-        let r = self.run(&args).ok();
+        let r = self.run_in(dir, &args).ok();
         r.json()["hits"].as_array().cloned().unwrap_or_default()
     }
 }
@@ -157,6 +188,33 @@ pub fn first_cache_dir(mut cmd: Command) -> PathBuf {
         v["projects"][0]["cache_dir"]
             .as_str()
             .expect("status names the cache directory"),
+    )
+}
+
+/// The pending directory of `project` as `helix status --json` reports it (`cmd`: a `helix`
+/// command isolated for a code repository in server mode).
+pub fn pending_dir_of(mut cmd: Command, project: &str) -> PathBuf {
+    let out = cmd
+        .args(["status", "--json"])
+        .output()
+        .expect("run helix status");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "helix status --json: {e}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let p = v["projects"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|p| p["name"] == project)
+        .unwrap_or_else(|| panic!("status lists no project {project}: {v}"));
+    PathBuf::from(
+        p["pending_dir"]
+            .as_str()
+            .unwrap_or_else(|| panic!("status names no pending directory for {project}: {v}")),
     )
 }
 

@@ -465,10 +465,14 @@ fn leftovers_of_killed_processes_are_cleaned_up() {
             respond(s, "200 OK", "application/vnd.helix.index", &good)
         }
     });
-    // Same pending directory (it is per project, not per server).
+    // The queue is the server's: it goes with the test's switch to another server.
     c.follow(&url2, &["backend"]);
+    let pending2 = c.pending_dir("backend");
+    assert_ne!(pending2, pending, "a queue per server");
+    std::fs::create_dir_all(pending2.parent().unwrap()).unwrap();
+    std::fs::rename(&pending, &pending2).unwrap();
     c.run(&["sync"]).ok();
-    let left = files_under(&pending);
+    let left = files_under(&pending2);
     assert!(!left.iter().any(|f| f.contains("deadbeef")), "{left:?}");
 }
 

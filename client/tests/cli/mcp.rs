@@ -90,7 +90,7 @@ impl Project {
 
     /// The pending entry files of project `kb`.
     fn pending_files(&self) -> Vec<PathBuf> {
-        std::fs::read_dir(self.home.join("data/helix/pending/kb"))
+        std::fs::read_dir(super::common::pending_dir_of(self.command(), "kb"))
             .expect("pending dir")
             .flatten()
             .map(|e| e.path())

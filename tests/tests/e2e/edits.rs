@@ -58,10 +58,7 @@ fn upstream_file(up: &Upstream, path: &str) -> String {
 }
 
 fn rejected_dir(dev: &Dev) -> std::path::PathBuf {
-    dev.data_home()
-        .join("helix/pending")
-        .join(PROJECT)
-        .join("rejected")
+    dev.pending_dir(PROJECT).join("rejected")
 }
 
 #[test]

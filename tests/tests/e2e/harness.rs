@@ -360,6 +360,19 @@ impl Dev {
     pub fn data_home(&self) -> PathBuf {
         self.home.join(".local/share")
     }
+    /// The pending directory of `project` (`$XDG_DATA_HOME/helix/servers/<server-key>/pending/
+    /// <project>`), as `helix status --json` reports it.
+    pub fn pending_dir(&self, project: &str) -> PathBuf {
+        let status = self.run(&["status", "--json"]).ok("status").json();
+        let dir = status["projects"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|p| p["name"] == project)
+            .and_then(|p| p["pending_dir"].as_str())
+            .unwrap_or_else(|| panic!("status names no pending directory for {project}: {status}"));
+        PathBuf::from(dir)
+    }
 
     /// Writes a file of the code repository.
     pub fn write(&self, rel: &str, text: &str) {

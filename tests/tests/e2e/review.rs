@@ -57,7 +57,7 @@ fn a_stored_entry_is_proposed_approved_once_and_a_rejected_one_set_aside() {
         assert_ne!(res["isError"], true, "{res}");
     }
     let sync = alice.run(&["sync"]).ok("alice: sync pushes the proposal");
-    let pending = alice.data_home().join("helix/pending").join(PROJECT);
+    let pending = alice.pending_dir(PROJECT);
     assert!(
         sync.stdout.contains("1 proposed awaiting review"),
         "{}",
@@ -233,11 +233,5 @@ fn a_project_that_shows_proposals_marks_them_in_teammates_hooks_until_approved()
         "{after:?}"
     );
     assert!(!after.contains("proposed, unreviewed"), "{after:?}");
-    assert!(
-        !bob.data_home()
-            .join("helix/pending")
-            .join(PROJECT)
-            .join("proposed.json")
-            .exists()
-    );
+    assert!(!bob.pending_dir(PROJECT).join("proposed.json").exists());
 }

@@ -234,7 +234,7 @@ fn team_story_store_sync_pull_request_and_offline_hooks() {
     );
     let author = up.git(&["log", "main", "-1", "--format=%an", "--", &a_path]);
     assert_eq!(author, "dev-a", "git author of A's entry");
-    let a_pending = std::fs::read_dir(a.data_home().join("helix/pending").join(PROJECT))
+    let a_pending = std::fs::read_dir(a.pending_dir(PROJECT))
         .map(|d| {
             d.filter_map(Result::ok)
                 .filter(|e| e.path().extension().is_some_and(|x| x == "md"))
