@@ -14,12 +14,15 @@
 #        ITER=200 SIZES="10000" client/benches/hooks.sh
 #        SKIP_BUILD=1 HELIX=/path/to/helix client/benches/hooks.sh   (bench a given binary)
 #        BASELINE=/path/to/old/helix ...   (also time that binary, on its own cache, same run)
+#        MODE=server ...   (the project follows a server, as most users' do, instead of a
+#                           local knowledge directory; the cache is where `helix sync` puts it)
 #
 # `prompt-dup` sends one input over and over in one session: helix answers a duplicate call
 # (same event, same input, within seconds) with nothing, and this times that silent path.
 set -euo pipefail
 
 ITER=${ITER:-400}
+MODE=${MODE:-local}
 WARMUP=${WARMUP:-20}
 SIZES=${SIZES:-"1000 10000 100000"}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -179,7 +182,13 @@ for n in $SIZES; do
     repo=$WORK/repo-$n
     mkdir -p "$repo/db"
     make_corpus "$n" "$repo/knowledge"
-    printf 'local = "knowledge"\nproject = "bench"\n' > "$repo/.helix.toml"
+    if [ "$MODE" = server ]; then
+        # Following a server (nothing listens there: hooks never call it), the cache where
+        # `helix sync` would put it; the hooks also look for the pending overlay.
+        printf 'server = "http://127.0.0.1:9"\nprojects = ["bench"]\n' > "$repo/.helix.toml"
+    else
+        printf 'local = "knowledge"\nproject = "bench"\n' > "$repo/.helix.toml"
+    fi
     export HOME=$WORK/home-$n XDG_CACHE_HOME=$WORK/home-$n/cache XDG_DATA_HOME=$WORK/home-$n/data \
         XDG_CONFIG_HOME=$WORK/home-$n/config HELIX_SYNC_MAX_AGE=0
     index=$(cache_dir_of "$HELIX" "$XDG_CACHE_HOME/helix/local/bench")/index.hix
@@ -235,4 +244,4 @@ for n in $SIZES; do
             'BEGIN { printf "| %d | %s | %d | %d | %.2f | %.2f | %d |\n", n, c, a, b, a / f, b / g, o }'
     done < "$WORK/result-$n.tsv"
 done
-echo "($ITER runs per case after $WARMUP warm-up runs; $(nproc) CPUs; $(uname -sr))" >&2
+echo "($MODE mode; $ITER runs per case after $WARMUP warm-up runs; $(nproc) CPUs; $(uname -sr))" >&2

@@ -30,13 +30,21 @@ repo=$WORK/repo
 mkdir -p "$repo/src/git" "$repo/app/models"
 touch "$repo/.tmux.conf" "$repo/app/models/user.rb"
 cp -r "$CORPUS" "$repo/knowledge"
-printf 'local = "knowledge"\nproject = "profile"\n' > "$repo/.helix.toml"
 export HOME=$WORK/home XDG_CACHE_HOME=$WORK/home/cache XDG_DATA_HOME=$WORK/home/data \
     XDG_CONFIG_HOME=$WORK/home/config HELIX_SYNC_MAX_AGE=0
-# Where helix keeps this project's cache (local caches carry a hash of the knowledge dir).
-cache=$(cd "$repo" && "$HELIX" status --json | python3 -c \
-    'import json,sys; print(json.load(sys.stdin)["projects"][0]["cache_dir"])')
-"$HELIX" build "$repo/knowledge" --no-git --project profile -o "$cache/index.hix" 2>/dev/null
+# The events run twice: following a server, as most users do (the cache where `helix sync`
+# puts it, the pending overlay looked for), then with a local knowledge directory.
+configure() {
+    if [ "$1" = server ]; then
+        printf 'server = "http://127.0.0.1:9"\nprojects = ["profile"]\n' > "$repo/.helix.toml"
+    else
+        printf 'local = "knowledge"\nproject = "profile"\n' > "$repo/.helix.toml"
+    fi
+    # Where helix keeps this project's cache (local caches carry a hash of the knowledge dir).
+    cache=$(cd "$repo" && "$HELIX" status --json | python3 -c \
+        'import json,sys; print(json.load(sys.stdin)["projects"][0]["cache_dir"])')
+    "$HELIX" build "$repo/knowledge" --no-git --project profile -o "$cache/index.hix" 2>/dev/null
+}
 
 # event, then the stdin JSON (without the common fields). The prompt comes first: its
 # path is the one the speed target names. Each searching hook has an event that injects on
@@ -60,13 +68,18 @@ subagent-start	{$common,"hook_event_name":"SubagentStart","agent_id":"a1","agent
 approve-mcp	{$common,"hook_event_name":"PermissionRequest","tool_name":"mcp__helix__search","tool_input":{"query":"x"}}
 EOF
 i=0
-while IFS=$'\t' read -r event input; do
-    i=$((i + 1))
-    printf '%s' "$input" > "$WORK/in-$i.json"
-    (cd "$repo" && valgrind --tool=lackey --trace-superblocks=yes --log-file="$WORK/trace-$i.log" \
-        "$HELIX" hook "$event" < "$WORK/in-$i.json" > "$WORK/out-$i.json")
-    echo "  $event: $(wc -c < "$WORK/out-$i.json") bytes of output" >&2
-done < "$WORK/events"
+for mode in server local; do
+    configure "$mode"
+    # A fresh session per mode: the second run would otherwise repeat nothing it injected.
+    sed "s/\"session_id\":\"profile\"/\"session_id\":\"profile-$mode\"/" "$WORK/events" > "$WORK/events-$mode"
+    while IFS=$'\t' read -r event input; do
+        i=$((i + 1))
+        printf '%s' "$input" > "$WORK/in-$i.json"
+        (cd "$repo" && valgrind --tool=lackey --trace-superblocks=yes --log-file="$WORK/trace-$i.log" \
+            "$HELIX" hook "$event" < "$WORK/in-$i.json" > "$WORK/out-$i.json")
+        echo "  $mode $event: $(wc -c < "$WORK/out-$i.json") bytes of output" >&2
+    done < "$WORK/events-$mode"
+done
 
 python3 - "$HELIX" "$OUT" "$WORK"/trace-*.log <<'PY'
 import bisect, re, subprocess, sys
