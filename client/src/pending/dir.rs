@@ -37,7 +37,23 @@ impl PendingDir {
     /// command.
     pub fn open_quietly(server: &str, project: &str) -> PendingDir {
         let path = crate::paths::pending_dir(server, project);
-        let migration = migrate(&crate::paths::legacy_pending_dir(project), &path);
+        let legacy = crate::paths::legacy_pending_dir(project);
+        // The legacy queue was every server's: when this machine follows a project of this
+        // name on another server too, its entries may be that team's, so none is moved.
+        let others = if std::fs::symlink_metadata(&legacy).is_ok() && !path.exists() {
+            other_servers_following(
+                &crate::paths::cache_dir(),
+                &crate::paths::server_key(server),
+                project,
+            )
+        } else {
+            Vec::new()
+        };
+        let migration = if others.is_empty() {
+            migrate(&legacy, &path)
+        } else {
+            Migration::Ambiguous(others)
+        };
         PendingDir {
             project: project.to_string(),
             path,
@@ -76,6 +92,18 @@ impl PendingDir {
                 self.project,
                 self.path.display()
             )),
+            Migration::Ambiguous(others) => Some(format!(
+                "{} holds pending entries of `{}` from an earlier helix, which kept one queue \
+                 for every server, and this machine also follows `{}` on {}: helix cannot tell \
+                 whose they are, so they are not sent; move the directory by hand to {} (or \
+                 to the other server's `servers/<server>/pending/{}`) and run `helix sync`",
+                legacy.display(),
+                self.project,
+                self.project,
+                others.join(", "),
+                self.path.display(),
+                self.project
+            )),
             Migration::Failed(why) => Some(format!(
                 "could not move the pending entries of `{}` to their new place ({why}); they stay \
                  in {}, not sent from there, until the move works: fix the cause (the next helix \
@@ -99,6 +127,24 @@ pub enum Migration {
     Kept,
     /// The move failed (why); the legacy directory is left where it is, untouched.
     Failed(String),
+    /// Not tried: the project is also followed on these other servers (their keys), so the
+    /// legacy queue may hold their entries.
+    Ambiguous(Vec<String>),
+}
+
+/// The other servers (keys under `cache_root`, the client's cache directory) this machine
+/// has a cache of `project` for, `own_key` and local mode's `local/` aside.
+fn other_servers_following(cache_root: &Path, own_key: &str, project: &str) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(cache_root) else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|k| k != own_key && k != "local" && cache_root.join(k).join(project).is_dir())
+        .collect();
+    out.sort();
+    out
 }
 
 /// Moves `legacy` (the old `pending/<project>`) to `to` with one `rename` when `to` does
@@ -191,6 +237,18 @@ mod tests {
         std::fs::create_dir_all(&empty).unwrap();
         assert_eq!(migrate(&empty, &to), Migration::Nothing);
         assert!(!empty.exists());
+    }
+
+    #[test]
+    fn other_servers_are_those_with_a_cache_of_the_project() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cache = tmp.path();
+        for dir in ["h_1/default", "h_2/default", "h_3/other", "local/default"] {
+            std::fs::create_dir_all(cache.join(dir)).unwrap();
+        }
+        assert_eq!(other_servers_following(cache, "h_1", "default"), ["h_2"]);
+        assert_eq!(other_servers_following(cache, "h_1", "other"), ["h_3"]);
+        assert!(other_servers_following(&cache.join("none"), "h_1", "default").is_empty());
     }
 
     #[test]

@@ -182,6 +182,56 @@ fn a_legacy_queue_moves_whole_to_the_first_server_that_uses_it_and_is_pushed_the
 }
 
 #[test]
+fn a_legacy_queue_of_a_project_followed_on_two_servers_is_left_to_the_user() {
+    let tmp = tempfile::tempdir().unwrap();
+    let up = Upstream::new(tmp.path(), TEAM_ONE);
+    let s = Server::start(&[ProjectSpec {
+        name: "backend",
+        upstream: Some(&up.bare),
+    }]);
+    let c = Client::new();
+    c.follow(&s.url, &["backend"]);
+    c.run(&["sync"]).ok();
+    c.store("ci", TITLE, BODY);
+    let legacy = make_legacy(&c, "backend");
+    // This machine also synced a `backend` of another team's server: the old shared queue
+    // may hold that team's entries.
+    let other = c.cache_dir("http://10.9.8.7:7700", "backend");
+    std::fs::create_dir_all(&other).unwrap();
+
+    let st = c.run(&["status"]).ok();
+    assert!(
+        st.stderr.contains("helix cannot tell whose they are")
+            && st.stderr.contains("10.9.8.7_7700")
+            && st.stderr.contains(&legacy.display().to_string()),
+        "{}",
+        st.stderr
+    );
+    let r = c.run(&["sync"]);
+    assert!(
+        !r.stdout.contains("pushed"),
+        "nothing is sent: {}",
+        r.stdout
+    );
+    assert!(!up.files().contains(&ID.to_string()));
+    assert_eq!(queued(&legacy), 1, "the legacy queue stays whole");
+    let doctor = c.run(&["doctor"]);
+    assert!(
+        doctor.stdout.contains("FIX   backend:") && doctor.stdout.contains("cannot tell"),
+        "{}",
+        doctor.stdout
+    );
+
+    // Moved by hand, as the message says, it is this server's.
+    let new = documented_pending_dir(&c, &s.url, "backend");
+    std::fs::create_dir_all(new.parent().unwrap()).unwrap();
+    std::fs::rename(&legacy, &new).unwrap();
+    let r = c.run(&["sync"]).ok();
+    assert!(r.stdout.contains("pushed 1 pending"), "{}", r.stdout);
+    assert!(up.files().contains(&ID.to_string()));
+}
+
+#[test]
 fn a_legacy_queue_that_cannot_move_stays_whole_and_is_reported_until_it_can() {
     let tmp = tempfile::tempdir().unwrap();
     let up = Upstream::new(tmp.path(), TEAM_ONE);
