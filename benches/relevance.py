@@ -54,8 +54,9 @@ TARGETS = {"everyday_inject": 0.10, "targeted_hit3": 0.90}
 # until session 6 looked at its error misses; `fresh4`: 100 cases written the same way in
 # session 6, first run before any change was judged on it, then looked at for the gate's
 # error and prompt misses; `fresh5`: 100 more written the same way in session 6 and judged
-# only in aggregate (one change, the prompt term budget, was decided on it).
-SPLITS = ("tune", "heldout", "fresh", "fresh2", "fresh3", "fresh4", "fresh5")
+# only in aggregate (one change, the prompt term budget, was decided on it); `fresh6`: 100
+# more written the same way after session 6's relevance changes, never tuned on.
+SPLITS = ("tune", "heldout", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6")
 
 
 def die(msg):
