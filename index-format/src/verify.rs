@@ -89,7 +89,7 @@ impl<B: AsRef<[u8]>> Index<B> {
             }
             let mut count = 0u32;
             for p in self.postings(t)? {
-                let (doc, tf) = p?;
+                let (_, tf) = p?;
                 if tf == 0 {
                     return Err(FormatError::Corrupt {
                         what: "term frequency",
@@ -97,7 +97,6 @@ impl<B: AsRef<[u8]>> Index<B> {
                     });
                 }
                 count += 1;
-                let _ = doc;
             }
             if count != t.doc_freq.get() {
                 return Err(FormatError::Section {

@@ -16,7 +16,6 @@ use crate::error::FormatError;
 use crate::layout::*;
 use crate::postings::Postings;
 
-/// Header facts of an open artifact.
 /// Bytes of an artifact's start that [`declared_len`] needs.
 pub const DECLARED_LEN_PREFIX: usize = std::mem::offset_of!(Header, file_len) + 8;
 
@@ -63,6 +62,7 @@ pub fn declared_len(prefix: &[u8]) -> Result<u64, FormatError> {
     Ok(u64::from_le_bytes(len))
 }
 
+/// Header facts of an open artifact.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Meta<'a> {
     pub format_version: u32,

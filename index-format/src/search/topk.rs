@@ -40,8 +40,6 @@ impl TopK {
                 && self.best.last().is_some_and(|last| c.key <= last.key))
     }
 
-    /// Whether the buffer is full and its k-th best is strictly better than `c` (a tie is
-    /// `c` itself being the k-th best).
     /// The k-th best score, once there are `k` candidates (small `k` only).
     pub(super) fn kth_score(&self) -> Option<f32> {
         if self.k <= SMALL_K && self.best.len() == self.k {
@@ -51,6 +49,8 @@ impl TopK {
         }
     }
 
+    /// Whether the buffer is full and its k-th best is strictly better than `c` (a tie is
+    /// `c` itself being the k-th best).
     pub(super) fn beats(&self, c: Candidate) -> bool {
         self.best.len() == self.k
             && self.k <= SMALL_K
