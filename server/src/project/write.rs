@@ -8,9 +8,10 @@ use std::time::Instant;
 use gix::ObjectId;
 use helix_index_format::{Entry, NewEntry};
 
+use super::WriteAck;
 use super::idempotency::{IdempotencyLog, Seen};
 use super::jobs::{EditTarget, Proposed, ReplyTx, WriteError, WriteJob, WriteReply};
-use super::{Lane, WriteAck};
+use super::lane::Lane;
 use crate::git::{Folder, GitError, Kind, PushOutcome};
 
 /// How often a write is re-applied after the upstream moved under it.
