@@ -7,8 +7,8 @@ use std::collections::HashMap;
 
 use gix::ObjectId;
 
-use super::Lane;
 use super::jobs::{EditTarget, WriteError};
+use super::lane::Lane;
 use crate::git::GitError;
 
 impl Lane<'_> {

@@ -5,9 +5,11 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use gix::ObjectId;
+use helix_index_format::NewEntry;
 use helix_index_format::wire::WriteAck;
 use serde::{Deserialize, Serialize};
 
+use super::jobs::EditTarget;
 use crate::sys::write_atomic;
 
 /// Idempotency keys remembered per project.
@@ -252,6 +254,22 @@ fn push_record(out: &mut Vec<u8>, key: &str, known: &Known) {
         out.extend_from_slice(&line);
         out.push(b'\n');
     }
+}
+
+/// What makes two writes the same write: who sent it and every field of the entry (and,
+/// for an edit, what it edits, from which version, and the whole new file).
+pub(super) fn fingerprint(author: &str, e: &NewEntry, edit: Option<&EditTarget>) -> String {
+    use sha2::Digest;
+    let mut canonical = serde_json::json!([author, e.topic, e.title, e.body, e.tags, e.sources]);
+    if let (Some(edit), Some(parts)) = (edit, canonical.as_array_mut()) {
+        parts.extend([
+            edit.id.clone().into(),
+            edit.base.clone().into(),
+            edit.content.clone().into(),
+        ]);
+    }
+    let digest = sha2::Sha256::digest(canonical.to_string().as_bytes());
+    hex::encode(&digest[..16])
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::time::Instant;
 use gix::ObjectId;
 use helix_index_format::{BuildError, BuildInfo, Census, Diagnostic, FileKind, Root};
 
-use super::{Cached, Lane};
+use super::lane::{Cached, Lane};
 use crate::git::GitError;
 use crate::store::{ArtifactInfo, DiagnosticInfo, Findings, StoreError};
 use crate::sys::write;

@@ -7,8 +7,8 @@ use std::time::Instant;
 use gix::ObjectId;
 use helix_index_format::wire::{Landed, ProposalAck, ProposalInfo, ProposalState, WriteAck};
 
-use super::Lane;
 use super::jobs::{EditTarget, ProposalError, ProposalJob, ProposalOp, Proposed, WriteError};
+use super::lane::Lane;
 use super::proposals::{ProposedEdit, Record, branch_name};
 use crate::git::PushOutcome;
 use crate::sys::{lock, now_secs};

@@ -1,22 +1,21 @@
-//! The write path: new entries batched into one commit, placed without replacing anything,
-//! pushed with retries on a moved upstream, and answered once git has them.
+//! The write path: a round's new entries, same-key repeats grouped and known keys replayed,
+//! committed as one batch (or proposed, in review mode) and answered once git has them.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+mod commit;
+mod paths;
+
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
 use gix::ObjectId;
-use helix_index_format::{Entry, NewEntry};
+use helix_index_format::NewEntry;
 
-use super::idempotency::{IdempotencyLog, Seen};
+use super::WriteAck;
+use super::idempotency::{Seen, fingerprint};
 use super::jobs::{EditTarget, Proposed, ReplyTx, WriteError, WriteJob, WriteReply};
-use super::{Lane, WriteAck};
-use crate::git::{Folder, GitError, Kind, PushOutcome};
-
-/// How often a write is re-applied after the upstream moved under it.
-const MAX_PUSH_ATTEMPTS: usize = 8;
-/// Write batches between two `git gc --auto` runs on the server's repository.
-const GC_EVERY_BATCHES: u32 = 200;
+use super::lane::Lane;
+use crate::git::GitError;
 
 /// A write, its fingerprint, and the replies of same-key repeats that share its result.
 #[derive(Debug)]
@@ -307,23 +306,6 @@ impl Lane<'_> {
         }
     }
 
-    /// The entry file a write commits at `path`.
-    fn entry_file(&self, new: &NewEntry, author: &str, path: &str) -> Vec<u8> {
-        let entry = Entry {
-            id: self.id_of(path),
-            topic: new.topic.clone(),
-            title: new.title.trim().to_string(),
-            tags: new.tags.clone(),
-            sources: new.sources.clone(),
-            date: None,
-            author: Some(author.to_string()),
-            body: new.body.clone(),
-            extra: Default::default(),
-            blob: String::new(),
-        };
-        helix_index_format::render_entry(&entry).into_bytes()
-    }
-
     /// Answers groups whose idempotency key is already recorded; returns the others.
     fn answer_known(&self, groups: Vec<Group>) -> Vec<Group> {
         let mut known = Vec::new();
@@ -390,220 +372,6 @@ impl Lane<'_> {
             g.send(answer);
         }
     }
-
-    /// Chooses the path of each write in the tree of `parent`: the topic's folder must be a
-    /// folder (or not exist yet), and the file name must not exist there in any case or
-    /// kind, nor be chosen by an earlier write of the batch. The write path never replaces
-    /// or deletes what is there. Refusals are per write.
-    fn place(
-        &self,
-        parent: Option<ObjectId>,
-        groups: &[Group],
-    ) -> Result<Vec<Result<String, WriteError>>, GitError> {
-        let prefix = self.prefix();
-        let mut folders: HashMap<String, Folder> = HashMap::new();
-        // Lower-cased paths this batch creates: files, and the folders above them.
-        let mut files: HashSet<String> = HashSet::new();
-        let mut dirs: HashSet<String> = HashSet::new();
-        let mut out = Vec::with_capacity(groups.len());
-        // Files edited by earlier writes of the batch: their new blob and text.
-        let mut edited: HashMap<String, (ObjectId, String)> = HashMap::new();
-        for g in groups {
-            if let Some(edit) = &g.job.edit {
-                out.push(self.place_edit(parent, edit, &mut edited)?);
-                continue;
-            }
-            let topic = &g.job.entry.topic;
-            let topic_dir = match &prefix {
-                Some(p) => format!("{p}/{topic}"),
-                None => topic.clone(),
-            };
-            if !folders.contains_key(&topic_dir) {
-                let f = self.repo.folder(parent, &topic_dir)?;
-                folders.insert(topic_dir.clone(), f);
-            }
-            let existing = match &folders[&topic_dir] {
-                Folder::Blocked { existing, kind } => {
-                    let (topic, folder, existing) =
-                        (topic.clone(), topic_dir.clone(), existing.clone());
-                    out.push(Err(match kind {
-                        Kind::Folder => WriteError::TopicCase {
-                            topic,
-                            folder,
-                            existing,
-                        },
-                        _ => WriteError::TopicTaken {
-                            topic,
-                            folder,
-                            existing,
-                            kind: *kind,
-                        },
-                    }));
-                    continue;
-                }
-                Folder::Present(names) => Some(names),
-                Folder::Absent => None,
-            };
-            let lower_dir = topic_dir.to_ascii_lowercase();
-            if let Some(clash) = ancestors(&lower_dir).find(|a| files.contains(*a)) {
-                out.push(Err(WriteError::TopicInBatch {
-                    topic: topic.clone(),
-                    folder: topic_dir,
-                    file: clash.to_string(),
-                }));
-                continue;
-            }
-            let slug = helix_index_format::slugify(&g.job.entry.title);
-            let mut n = 1;
-            let path = loop {
-                let name = if n == 1 {
-                    format!("{slug}.md")
-                } else {
-                    format!("{slug}-{n}.md")
-                };
-                let lower = format!("{lower_dir}/{}", name.to_ascii_lowercase());
-                let taken_here = existing
-                    .is_some_and(|names| names.keys().any(|k| k.eq_ignore_ascii_case(&name)));
-                if !taken_here && !files.contains(&lower) && !dirs.contains(&lower) {
-                    files.insert(lower);
-                    dirs.extend(ancestors(&lower_dir).map(str::to_string));
-                    break format!("{topic_dir}/{name}");
-                }
-                n += 1;
-            };
-            out.push(Ok(path));
-        }
-        Ok(out)
-    }
-
-    /// Commits the batch onto the branch tip and pushes it; on a moved upstream, fetches and
-    /// re-applies (choosing paths again) a bounded number of times.
-    fn commit_batch(&mut self, groups: &[Group]) -> Result<Batch, BatchError> {
-        let mut last_reason = String::new();
-        for attempt in 0..MAX_PUSH_ATTEMPTS {
-            let parent = self.tip()?;
-            let placed = self.place(parent, groups)?;
-            let mut files = Vec::with_capacity(groups.len());
-            let mut listed = Vec::new();
-            for (g, path) in groups.iter().zip(&placed) {
-                let Ok(path) = path else { continue };
-                if let Some(edit) = &g.job.edit {
-                    files.push((path.clone(), edit.content.clone().into_bytes()));
-                    listed.push((g, path));
-                    continue;
-                }
-                files.push((
-                    path.clone(),
-                    self.entry_file(&g.job.entry, &g.job.author, path),
-                ));
-                listed.push((g, path));
-            }
-            if listed.is_empty() {
-                return Ok(Batch::Refused(
-                    placed.into_iter().filter_map(Result::err).collect(),
-                ));
-            }
-            let authors: HashSet<&str> =
-                listed.iter().map(|(g, _)| g.job.author.as_str()).collect();
-            let author = if authors.len() == 1 {
-                listed[0].0.job.author.as_str()
-            } else {
-                "helix-server"
-            };
-            let edits = listed.iter().filter(|(g, _)| g.job.edit.is_some()).count();
-            let mut msg = match (listed.len(), edits) {
-                (1, 1) => format!("Edit {}\n\n", self.id_of(listed[0].1)),
-                (1, _) => format!("Add {}\n\n", self.id_of(listed[0].1)),
-                (n, 0) => format!("Add {n} entries\n\n"),
-                (n, _) => format!("Write {n} entries\n\n"),
-            };
-            for (g, path) in &listed {
-                let what = match &g.job.edit {
-                    Some(e) => format!(", edit of blob {}", e.base),
-                    None => String::new(),
-                };
-                msg.push_str(&format!(
-                    "- {} ({}{what})\n",
-                    self.id_of(path),
-                    g.job.author
-                ));
-            }
-            let keyed: Vec<String> = listed
-                .iter()
-                .filter_map(|(g, p)| {
-                    g.job
-                        .key
-                        .as_ref()
-                        .map(|k| IdempotencyLog::trailer(k, p, &g.fingerprint))
-                })
-                .collect();
-            if !keyed.is_empty() {
-                msg.push('\n');
-                msg.push_str(&keyed.join("\n"));
-                msg.push('\n');
-            }
-            let branch = self.branch();
-            let commit = match self
-                .repo
-                .commit_files(&branch, parent, &files, author, &msg)
-            {
-                Ok(c) => c,
-                Err(e) => {
-                    // The branch moved under us (compare-and-swap); look again.
-                    last_reason = e.to_string();
-                    tracing::warn!(attempt, error = %last_reason, "commit failed; retrying");
-                    continue;
-                }
-            };
-            match self.repo.push(&branch, commit) {
-                Ok(PushOutcome::Pushed) => {
-                    *self.batches_since_gc += 1;
-                    if *self.batches_since_gc >= GC_EVERY_BATCHES {
-                        // Each write adds loose objects; let git pack them now and then.
-                        *self.batches_since_gc = 0;
-                        self.repo.maintain();
-                    }
-                    return Ok(Batch::Committed(commit, placed));
-                }
-                Ok(PushOutcome::Rejected(reason)) => {
-                    tracing::info!(project = %self.name(), attempt, "upstream moved; fetching and re-applying");
-                    last_reason = reason;
-                    let _ = self.repo.reset_branch(&branch, commit, parent);
-                    match self.repo.fetch().and_then(|()| self.tip()) {
-                        Err(e) => {
-                            return Err(BatchError::Failed(WriteError::Refetch(Arc::new(e))));
-                        }
-                        Ok(t) if t == parent => {
-                            // Not moved: retrying would be refused the same way.
-                            return Err(BatchError::Failed(WriteError::PushRejected {
-                                reason: last_reason,
-                            }));
-                        }
-                        Ok(_) => {}
-                    }
-                    // What moved the upstream may be one of these very writes (a push from
-                    // before a crash that completed late): look before re-applying.
-                    let known = self.idem.len();
-                    self.scan_commit_keys();
-                    if self.idem.len() != known
-                        && groups
-                            .iter()
-                            .any(|g| g.job.key.as_ref().is_some_and(|k| self.idem.contains(k)))
-                    {
-                        return Err(BatchError::KeysAppeared);
-                    }
-                }
-                Err(e) => {
-                    let _ = self.repo.reset_branch(&branch, commit, parent);
-                    return Err(BatchError::Failed(WriteError::Push(Arc::new(e))));
-                }
-            }
-        }
-        Err(BatchError::Failed(WriteError::KeptMoving {
-            attempts: MAX_PUSH_ATTEMPTS,
-            reason: last_reason,
-        }))
-    }
 }
 
 /// How a write ended, as `helix_writes_total` counts it.
@@ -616,34 +384,9 @@ fn outcome(answer: &Result<WriteReply, WriteError>) -> &'static str {
     }
 }
 
-/// `a/b/c` → `a/b/c`, `a/b`, `a`.
-fn ancestors(path: &str) -> impl Iterator<Item = &str> {
-    let mut cur = Some(path);
-    std::iter::from_fn(move || {
-        let p = cur?;
-        cur = p.rfind('/').map(|i| &p[..i]);
-        Some(p)
-    })
-}
-
-/// What makes two writes the same write: who sent it and every field of the entry (and,
-/// for an edit, what it edits, from which version, and the whole new file).
-fn fingerprint(author: &str, e: &NewEntry, edit: Option<&EditTarget>) -> String {
-    use sha2::Digest;
-    let mut canonical = serde_json::json!([author, e.topic, e.title, e.body, e.tags, e.sources]);
-    if let (Some(edit), Some(parts)) = (edit, canonical.as_array_mut()) {
-        parts.extend([
-            edit.id.clone().into(),
-            edit.base.clone().into(),
-            edit.content.clone().into(),
-        ]);
-    }
-    let digest = sha2::Sha256::digest(canonical.to_string().as_bytes());
-    hex::encode(&digest[..16])
-}
-
 #[cfg(test)]
 mod tests {
+    use super::paths::ancestors;
     use super::*;
 
     #[test]
