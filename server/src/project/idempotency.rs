@@ -1,5 +1,6 @@
 //! The idempotency log of a project: the keys already answered, kept in memory, appended to
-//! `idempotency.jsonl` before any answer, and recovered from commit-message trailers.
+//! `idempotency.jsonl` before any answer, recovered from commit-message trailers, and the
+//! fingerprint of a write that tells a retry from a different write under the same key.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
