@@ -237,6 +237,9 @@ for n in $SIZES; do
             printf 'baseline-ambient\t%s\t%s\t%s\thook\tambient\n' "$WORK/ambient-$n.json" "$base_env" "$BASELINE"
         fi
     } > "$WORK/spec-$n.tsv"
+    # The artifacts just written go to disk now, not while the hooks are timed: a hook that
+    # creates a file (a new session's state) would wait behind that writeback's journal.
+    sync
     (cd "$repo" && "$WORK/driver" "$ITER" "$WARMUP" "$WORK/spec-$n.tsv") > "$WORK/result-$n.tsv"
     read -r _ f50 f99 _ < <(grep '^floor' "$WORK/result-$n.tsv")
     while IFS=$'\t' read -r name p50 p99 bytes; do
