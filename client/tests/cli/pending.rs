@@ -129,6 +129,23 @@ fn make_legacy(c: &Client, project: &str) -> PathBuf {
     legacy
 }
 
+/// A server with project `backend`, a client following it with one entry stored, and that
+/// queue turned into the legacy layout ([`make_legacy`]).
+fn legacy_queue_of_backend() -> (tempfile::TempDir, Upstream, Server, Client, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let up = Upstream::new(tmp.path(), TEAM_ONE);
+    let s = Server::start(&[ProjectSpec {
+        name: "backend",
+        upstream: Some(&up.bare),
+    }]);
+    let c = Client::new();
+    c.follow(&s.url, &["backend"]);
+    c.run(&["sync"]).ok();
+    c.store("ci", TITLE, BODY);
+    let legacy = make_legacy(&c, "backend");
+    (tmp, up, s, c, legacy)
+}
+
 fn queued(dir: &Path) -> usize {
     std::fs::read_dir(dir)
         .map(|rd| {
@@ -141,17 +158,7 @@ fn queued(dir: &Path) -> usize {
 
 #[test]
 fn a_legacy_queue_moves_whole_to_the_first_server_that_uses_it_and_is_pushed_there() {
-    let tmp = tempfile::tempdir().unwrap();
-    let up = Upstream::new(tmp.path(), TEAM_ONE);
-    let s = Server::start(&[ProjectSpec {
-        name: "backend",
-        upstream: Some(&up.bare),
-    }]);
-    let c = Client::new();
-    c.follow(&s.url, &["backend"]);
-    c.run(&["sync"]).ok();
-    c.store("ci", TITLE, BODY);
-    let legacy = make_legacy(&c, "backend");
+    let (_tmp, up, s, c, legacy) = legacy_queue_of_backend();
     assert_eq!(queued(&legacy), 1);
     let new = documented_pending_dir(&c, &s.url, "backend");
     assert!(!new.exists());
@@ -183,17 +190,7 @@ fn a_legacy_queue_moves_whole_to_the_first_server_that_uses_it_and_is_pushed_the
 
 #[test]
 fn a_legacy_queue_of_a_project_followed_on_two_servers_is_left_to_the_user() {
-    let tmp = tempfile::tempdir().unwrap();
-    let up = Upstream::new(tmp.path(), TEAM_ONE);
-    let s = Server::start(&[ProjectSpec {
-        name: "backend",
-        upstream: Some(&up.bare),
-    }]);
-    let c = Client::new();
-    c.follow(&s.url, &["backend"]);
-    c.run(&["sync"]).ok();
-    c.store("ci", TITLE, BODY);
-    let legacy = make_legacy(&c, "backend");
+    let (_tmp, up, s, c, legacy) = legacy_queue_of_backend();
     // This machine also synced a `backend` of another team's server: the old shared queue
     // may hold that team's entries.
     let other = c.cache_dir("http://10.9.8.7:7700", "backend");
@@ -233,17 +230,7 @@ fn a_legacy_queue_of_a_project_followed_on_two_servers_is_left_to_the_user() {
 
 #[test]
 fn a_legacy_queue_that_cannot_move_stays_whole_and_is_reported_until_it_can() {
-    let tmp = tempfile::tempdir().unwrap();
-    let up = Upstream::new(tmp.path(), TEAM_ONE);
-    let s = Server::start(&[ProjectSpec {
-        name: "backend",
-        upstream: Some(&up.bare),
-    }]);
-    let c = Client::new();
-    c.follow(&s.url, &["backend"]);
-    c.run(&["sync"]).ok();
-    c.store("ci", TITLE, BODY);
-    let legacy = make_legacy(&c, "backend");
+    let (_tmp, up, _server, c, legacy) = legacy_queue_of_backend();
     let before = std::fs::read_dir(&legacy).unwrap().count();
     // A file where the new layout needs a directory: the move cannot happen.
     let blocker = c.data_home().join("helix/servers");
