@@ -60,23 +60,47 @@ fn write_replace(path: &Path, bytes: &[u8], durable: bool) -> std::io::Result<()
     res
 }
 
-/// The entries of `dir` (at most 10,000) not modified for `age`; none when it cannot be read.
-pub fn entries_older_than(dir: &Path, age: std::time::Duration) -> Vec<std::path::PathBuf> {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
+/// How often [`sweep_older_than`] looks through one directory.
+pub const SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// The stamp [`sweep_older_than`] keeps in a directory: when it last looked through it.
+const SWEPT: &str = ".swept";
+
+/// Calls `remove` with every entry of `dir` not modified for `age`, looking through the
+/// directory at most once per [`SWEEP_EVERY`] (a `.swept` stamp in it records when). A
+/// session start then costs one `stat` however many sessions the directory holds, and each
+/// sweep looks at every entry, so no old one can escape it behind many young ones. Errors
+/// are ignored: this is housekeeping.
+pub fn sweep_older_than(dir: &Path, age: std::time::Duration, remove: impl Fn(&Path)) {
+    let stamp = dir.join(SWEPT);
     let now = std::time::SystemTime::now();
-    rd.flatten()
-        .take(10_000)
-        .filter(|e| {
-            e.metadata()
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|t| now.duration_since(t).ok())
-                .is_some_and(|a| a > age)
-        })
-        .map(|e| e.path())
-        .collect()
+    let recent = std::fs::metadata(&stamp)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| now.duration_since(t).ok())
+        .is_some_and(|a| a < SWEEP_EVERY);
+    // Stamped first, so that sessions starting meanwhile do not all sweep; a directory
+    // that cannot take the stamp holds nothing of ours to sweep.
+    if recent || std::fs::File::create(&stamp).is_err() {
+        return;
+    }
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        if e.file_name() == SWEPT {
+            continue;
+        }
+        let old = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| now.duration_since(t).ok())
+            .is_some_and(|a| a > age);
+        if old {
+            remove(&e.path());
+        }
+    }
 }
 
 /// Removes temporary files that a killed helix process left in `dir`: names of the form
@@ -140,4 +164,54 @@ pub fn lock_dir(dir: &Path) -> anyhow::Result<std::fs::File> {
     f.lock()
         .with_context(|| format!("locking {}", dir.display()))?;
     Ok(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, SystemTime};
+
+    fn age(path: &Path, by: Duration) {
+        std::fs::File::options()
+            .write(true)
+            .open(path)
+            .and_then(|f| f.set_modified(SystemTime::now() - by))
+            .expect("age a file");
+    }
+
+    #[test]
+    fn a_sweep_looks_at_every_entry_at_most_once_an_hour() {
+        let dir = tempfile::tempdir().unwrap();
+        let day = Duration::from_secs(24 * 3600);
+        // More entries than any cap: the old ones sit among many young ones.
+        for i in 0..12_000 {
+            std::fs::write(dir.path().join(format!("young-{i}")), "").unwrap();
+        }
+        for i in 0..5 {
+            let old = dir.path().join(format!("old-{i}"));
+            std::fs::write(&old, "").unwrap();
+            age(&old, day * 2);
+        }
+        let remove = |p: &Path| {
+            let _ = std::fs::remove_file(p);
+        };
+        sweep_older_than(dir.path(), day, remove);
+        assert!((0..5).all(|i| !dir.path().join(format!("old-{i}")).exists()));
+        assert!(dir.path().join("young-11999").exists());
+        assert!(dir.path().join(SWEPT).exists());
+
+        // Within the hour, nothing is looked at.
+        let late = dir.path().join("old-late");
+        std::fs::write(&late, "").unwrap();
+        age(&late, day * 2);
+        sweep_older_than(dir.path(), day, remove);
+        assert!(late.exists());
+        // Once the stamp is an hour old, the next sweep runs.
+        age(
+            &dir.path().join(SWEPT),
+            SWEEP_EVERY + Duration::from_secs(1),
+        );
+        sweep_older_than(dir.path(), day, remove);
+        assert!(!late.exists());
+    }
 }

@@ -129,11 +129,11 @@ fn is_fresh(m: &std::fs::Metadata, now: SystemTime) -> bool {
         .is_some_and(|t| now.duration_since(t).unwrap_or_default() < FRESH)
 }
 
-/// Deletes the claim directories of sessions idle for a day.
+/// Deletes the claim directories of sessions idle for a day (looking at most once an hour).
 pub fn prune() {
-    for old in crate::sys::entries_older_than(&root(), KEEP) {
+    crate::sys::sweep_older_than(&root(), KEEP, |old| {
         let _ = std::fs::remove_dir_all(old);
-    }
+    });
 }
 
 #[cfg(test)]

@@ -221,9 +221,9 @@ pub fn prune() {
 }
 
 fn prune_dir(dir: &Path, keep: Duration) {
-    for old in crate::sys::entries_older_than(dir, keep) {
+    crate::sys::sweep_older_than(dir, keep, |old| {
         let _ = std::fs::remove_file(old);
-    }
+    });
 }
 
 #[cfg(test)]

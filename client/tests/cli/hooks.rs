@@ -1044,6 +1044,58 @@ fn prefetch_pages_in_what_searches_read() {
     helix_client::knowledge::prefetch_search_ranges(&index);
 }
 
+/// A session's state and duplicate-call claims go once the session has been idle long enough
+/// (three days, one day), however many sessions there are; session start looks for them at
+/// most once an hour.
+#[test]
+fn session_start_sweeps_state_and_claims_of_idle_sessions() {
+    let f = Fixture::new();
+    let start = f.input("SessionStart", json!({"source": "startup"}));
+    context(&f.hook("session-start", &start), "SessionStart");
+    let prompt = f.input(
+        "UserPromptSubmit",
+        json!({"prompt": "why do integration tests hang on the connection pool?"}),
+    );
+    context(&f.hook("prompt", &prompt), "UserPromptSubmit");
+    let seen = f.home.join("cache/helix/sessions/sess-1.seen");
+    let claims = f.home.join("run/helix/claims/sess-1");
+    assert!(seen.is_file() && claims.is_dir());
+    let age = |p: &Path, secs: u64| {
+        std::fs::File::open(p)
+            .and_then(|f| {
+                f.set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(secs))
+            })
+            .expect("age");
+    };
+    // Another session starts: it sweeps (nothing is old yet) and stamps both directories.
+    let mut other = start.clone();
+    other["session_id"] = json!("sess-2");
+    context(&f.hook("session-start", &other), "SessionStart");
+    assert!(seen.exists() && claims.exists());
+    // sess-1 has been idle for four days.
+    age(&seen, 4 * 86_400);
+    age(&claims, 4 * 86_400);
+    // Within the hour of the last sweep, a session start looks at nothing.
+    other["session_id"] = json!("sess-3");
+    context(&f.hook("session-start", &other), "SessionStart");
+    assert!(seen.exists() && claims.exists());
+    // An hour later the next one sweeps.
+    for stamp in [
+        f.home.join("cache/helix/sessions/.swept"),
+        f.home.join("run/helix/claims/.swept"),
+    ] {
+        age(&stamp, 3_601);
+    }
+    other["session_id"] = json!("sess-4");
+    context(&f.hook("session-start", &other), "SessionStart");
+    assert!(!seen.exists(), "the idle session's state is gone");
+    assert!(!claims.exists(), "and its claims");
+    assert!(
+        f.home.join("run/helix/claims/sess-3").is_dir(),
+        "the new session's stay"
+    );
+}
+
 /// Issue 15, problem 3: the same hook installed twice (user and project settings, or the
 /// plugin next to `hooks install`) gets the same stdin twice at the same moment. The second
 /// process prints nothing, so nothing reaches the model twice.
