@@ -169,21 +169,25 @@ impl Client {
     }
 }
 
-/// Where `helix` keeps the cache of the first project it follows, as `helix status --json`
-/// reports it (`cmd`: a `helix` command isolated for the code repository): tests ask rather
-/// than spell out the cache's layout.
-pub fn first_cache_dir(mut cmd: Command) -> PathBuf {
+/// `helix status --json` of `cmd` (a `helix` command isolated for a code repository).
+fn status_json(mut cmd: Command) -> serde_json::Value {
     let out = cmd
         .args(["status", "--json"])
         .output()
         .expect("run helix status");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "helix status --json: {e}: {}{}",
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         )
-    });
+    })
+}
+
+/// Where `helix` keeps the cache of the first project it follows, as `helix status --json`
+/// reports it: tests ask rather than spell out the cache's layout.
+pub fn first_cache_dir(cmd: Command) -> PathBuf {
+    let v = status_json(cmd);
     PathBuf::from(
         v["projects"][0]["cache_dir"]
             .as_str()
@@ -191,20 +195,10 @@ pub fn first_cache_dir(mut cmd: Command) -> PathBuf {
     )
 }
 
-/// The pending directory of `project` as `helix status --json` reports it (`cmd`: a `helix`
-/// command isolated for a code repository in server mode).
-pub fn pending_dir_of(mut cmd: Command, project: &str) -> PathBuf {
-    let out = cmd
-        .args(["status", "--json"])
-        .output()
-        .expect("run helix status");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "helix status --json: {e}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
+/// The pending directory of `project` as `helix status --json` reports it (`cmd`: in server
+/// mode).
+pub fn pending_dir_of(cmd: Command, project: &str) -> PathBuf {
+    let v = status_json(cmd);
     let p = v["projects"]
         .as_array()
         .into_iter()

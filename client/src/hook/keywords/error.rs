@@ -16,8 +16,8 @@ const ERROR_NOISE: &[&str] = &[
     "compile",
     "compiling",
     "context",
-    "detail",
     "could",
+    "detail",
     "did",
     "directory",
     "error",
@@ -247,12 +247,9 @@ pub fn error_terms_up_to(text: &str, max: usize) -> Vec<String> {
     }
     let terms = pick(all, max);
     // A single word says too little, unless it is what the error says is missing
-    // (`no such file or directory: …/asdf.sh`).
-    if terms.len() < 2 && !(terms.len() == 1 && says_missing) {
-        Vec::new()
-    } else {
-        terms
-    }
+    // (`no such file or directory: …/asdf.sh`), which leads the terms.
+    let enough = terms.len() >= 2 || (says_missing && !terms.is_empty());
+    if enough { terms } else { Vec::new() }
 }
 
 /// What an operating-system error is about, in the words knowledge uses for it: the errno
