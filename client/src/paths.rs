@@ -64,10 +64,15 @@ pub fn legacy_pending_dir(project: &str) -> PathBuf {
     data_dir().join("pending").join(project)
 }
 
-/// A server URL made filename-safe: host and port, e.g. `127.0.0.1_7700`.
+/// A server URL made filename-safe: host and port, e.g. `127.0.0.1_7700`, and for a server
+/// mounted under a path (`https://corp.example/helix`) the path too, with a hash of it so
+/// that `/a/b` and `/a_b` differ: `corp.example_443_helix-1a2b3c4d`. Two servers on one host
+/// and port under different paths are two servers, with caches and pending queues of their
+/// own. The scheme and any userinfo, query or fragment are not part of the key.
 pub fn server_key(url: &str) -> String {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let rest = rest.split(['?', '#']).next().unwrap_or("");
+    let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
     // Drop any userinfo; never put credentials into a path.
     let authority = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
     let mut host_port = authority.to_string();
@@ -78,6 +83,12 @@ pub fn server_key(url: &str) -> String {
             "80"
         };
         host_port = format!("{host_port}:{default}");
+    }
+    let path = path.trim_matches('/');
+    if !path.is_empty() {
+        let hash = xxhash_rust::xxh3::xxh3_64(path.as_bytes());
+        let shown: String = path.chars().take(40).collect();
+        host_port = format!("{host_port}/{shown}-{:08x}", hash >> 32);
     }
     let key: String = host_port
         .chars()
@@ -171,7 +182,23 @@ mod tests {
             server_key("https://helix.example.com/"),
             "helix.example.com_443"
         );
-        assert_eq!(server_key("http://u:p@h:1/x"), "h_1");
+        assert_eq!(server_key("http://u:p@h:1?q#f"), "h_1");
+    }
+
+    #[test]
+    fn servers_under_different_paths_of_one_host_have_keys_of_their_own() {
+        let a = server_key("https://corp.example/team-a");
+        let b = server_key("https://corp.example/team-b/");
+        assert!(a.starts_with("corp.example_443_team-a-"), "{a}");
+        assert_ne!(a, b);
+        assert_ne!(a, server_key("https://corp.example"));
+        // A trailing slash, a query or credentials do not change the server.
+        assert_eq!(a, server_key("https://u:p@corp.example/team-a/?x=1"));
+        // Paths that read alike once made filename-safe still differ.
+        assert_ne!(server_key("http://h:1/a/b"), server_key("http://h:1/a_b"));
+        for k in [&a, &b, &server_key("http://h:1/../../etc")] {
+            assert!(is_safe_name(k), "{k}");
+        }
     }
 
     #[test]

@@ -41,11 +41,7 @@ impl PendingDir {
         // The legacy queue was every server's: when this machine follows a project of this
         // name on another server too, its entries may be that team's, so none is moved.
         let others = if std::fs::symlink_metadata(&legacy).is_ok() && !path.exists() {
-            other_servers_following(
-                &crate::paths::cache_dir(),
-                &crate::paths::server_key(server),
-                project,
-            )
+            other_servers_following(&crate::paths::cache_dir(), &own_keys(server), project)
         } else {
             Vec::new()
         };
@@ -132,16 +128,37 @@ pub enum Migration {
     Ambiguous(Vec<String>),
 }
 
+/// The cache keys that are this server's: its key, and for a server under a path
+/// (`https://host/team`) also the host's bare key, under which versions before paths were
+/// part of the key cached it (so an upgrade does not take its own old cache for another
+/// server's).
+fn own_keys(server: &str) -> Vec<String> {
+    let key = crate::paths::server_key(server);
+    // Everything up to the path: the scheme (it picks the default port) and the authority.
+    let path_at = server.find("://").map_or(0, |i| i + 3);
+    let origin = server[path_at..]
+        .find('/')
+        .map_or(server, |i| &server[..path_at + i]);
+    let bare = crate::paths::server_key(origin);
+    if bare == key {
+        vec![key]
+    } else {
+        vec![key, bare]
+    }
+}
+
 /// The other servers (keys under `cache_root`, the client's cache directory) this machine
-/// has a cache of `project` for, `own_key` and local mode's `local/` aside.
-fn other_servers_following(cache_root: &Path, own_key: &str, project: &str) -> Vec<String> {
+/// has a cache of `project` for, `own_keys` and local mode's `local/` aside.
+fn other_servers_following(cache_root: &Path, own_keys: &[String], project: &str) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(cache_root) else {
         return Vec::new();
     };
     let mut out: Vec<String> = entries
         .flatten()
         .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|k| k != own_key && k != "local" && cache_root.join(k).join(project).is_dir())
+        .filter(|k| {
+            !own_keys.contains(k) && k != "local" && cache_root.join(k).join(project).is_dir()
+        })
         .collect();
     out.sort();
     out
@@ -188,6 +205,20 @@ pub fn migrate(legacy: &Path, to: &Path) -> Migration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_server_under_a_path_owns_its_hosts_bare_key_too() {
+        let key = crate::paths::server_key;
+        assert_eq!(own_keys("http://h:1"), [key("http://h:1")]);
+        assert_eq!(own_keys("http://h:1/"), [key("http://h:1")]);
+        assert_eq!(
+            own_keys("https://corp.example/team"),
+            [
+                key("https://corp.example/team"),
+                "corp.example_443".to_string()
+            ]
+        );
+    }
 
     fn legacy_with_entries(root: &Path) -> PathBuf {
         let legacy = root.join("pending/default");
@@ -246,9 +277,10 @@ mod tests {
         for dir in ["h_1/default", "h_2/default", "h_3/other", "local/default"] {
             std::fs::create_dir_all(cache.join(dir)).unwrap();
         }
-        assert_eq!(other_servers_following(cache, "h_1", "default"), ["h_2"]);
-        assert_eq!(other_servers_following(cache, "h_1", "other"), ["h_3"]);
-        assert!(other_servers_following(&cache.join("none"), "h_1", "default").is_empty());
+        let own = ["h_1".to_string()];
+        assert_eq!(other_servers_following(cache, &own, "default"), ["h_2"]);
+        assert_eq!(other_servers_following(cache, &own, "other"), ["h_3"]);
+        assert!(other_servers_following(&cache.join("none"), &own, "default").is_empty());
     }
 
     #[test]

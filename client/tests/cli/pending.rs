@@ -3,7 +3,7 @@
 //! server's project of the same name nor to a local-mode project; the queue of earlier
 //! versions (`pending/<project>`) moves, whole, to the first server that uses it.
 
-use super::common::{Client, ProjectSpec, Server, Upstream, write_files};
+use super::common::{Client, ProjectSpec, Server, Upstream, pending_dir_of, write_files};
 use std::path::{Path, PathBuf};
 
 const TEAM_ONE: &[(&str, &str)] = &[(
@@ -333,4 +333,35 @@ fn a_local_project_never_reads_a_server_queue_of_its_name() {
         c.run_in(&b, &["read", ID]).code != Some(0),
         "nor read A's pending entry"
     );
+}
+
+#[test]
+fn servers_under_two_paths_of_one_host_keep_queues_and_caches_of_their_own() {
+    // A reverse proxy serving two teams' servers under two paths of one host and port. No
+    // server answers: a store queues offline, and `status` reads only local state.
+    let c = Client::new();
+    let one = "http://127.0.0.1:9/team-one";
+    let two = "http://127.0.0.1:9/team-two";
+    c.follow(one, &["default"]);
+    let b = repo_following(&c, "repo-b", two, "default");
+
+    c.store("ci", TITLE, BODY);
+    let a_dir = c.pending_dir("default");
+    let b_dir = pending_dir_of(c.cmd_in(&b, &[]), "default");
+    assert_ne!(a_dir, b_dir, "one queue for two servers");
+    let queued = std::fs::read_dir(&a_dir).unwrap().flatten();
+    assert_eq!(
+        queued
+            .filter(|e| e.path().extension().is_some_and(|x| x == "md"))
+            .count(),
+        1,
+        "{a_dir:?}"
+    );
+    let st = c.run_in(&b, &["status", "--json"]).json();
+    assert_eq!(st["projects"][0]["pending"], 0, "B counts A's entry: {st}");
+    let cache_b = st["projects"][0]["cache_dir"].as_str().unwrap().to_string();
+    let st = c.run(&["status", "--json"]).json();
+    assert_eq!(st["projects"][0]["pending"], 1, "{st}");
+    assert_ne!(st["projects"][0]["cache_dir"].as_str().unwrap(), cache_b);
+    assert!(!ids(&c.search_in(&b, QUERY)).contains(&ID.to_string()));
 }
