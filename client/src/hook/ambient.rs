@@ -1,9 +1,9 @@
 //! `helix hook ambient` (PreToolUse on file tools): what the team knows about the file a
 //! tool is about to touch. Entries that list the file among their sources; entries that
-//! name it by its whole, rare name; for an edit, entries that name a symbol it removes; the
-//! topics that share sources with it. The searches pass a literal-mention gate
-//! (`gate::names_file`, `gate::names_rare_term`), and no entry is shown twice for the same
-//! file in a session.
+//! name it by its whole, rare name or write out its path or folder; for an edit, entries
+//! that name a symbol it removes; the topics that share sources with it. The searches pass
+//! a literal-mention gate (`gate::names_file`, `gate::names_rare_term`, `gate::writes_path`),
+//! and no entry is shown twice for the same file in a session.
 
 use super::ctx::Ctx;
 use super::events::{READ_HINT, Shape, entry_ref_line, hit_line, search, topic_list};
@@ -24,6 +24,9 @@ use std::path::{Component, Path, PathBuf};
 const SEARCH_DEPTH: usize = gate::MAX_NAMED_DF as usize;
 /// Most entries one searching layer shows.
 const LAYER_MAX: usize = 3;
+/// Folders of at least this many names are specific enough to search
+/// (`test/mailers/previews/`; `app/models/` is in every Rails app).
+const MIN_FOLDER_DEPTH: usize = 3;
 
 /// Removes `.` and `..` components without touching the filesystem.
 fn normalize(p: &Path) -> PathBuf {
@@ -69,7 +72,23 @@ fn repo_rel(root: &Path, cwd: &Path, file: &str) -> Option<String> {
 enum Layer {
     Impact,
     Named,
+    Path,
     Tool,
+}
+
+/// What to look for written out in entries when nothing names the file: its project path
+/// (`src/content/config.ts`: two names or more), else its folder when that is deep enough
+/// (`test/mailers/previews/`).
+fn path_literals(rel: &str) -> Vec<String> {
+    let parts: Vec<&str> = rel.split('/').filter(|p| !p.is_empty()).collect();
+    let mut out = Vec::new();
+    if parts.len() >= 2 {
+        out.push(parts.join("/"));
+    }
+    if parts.len() > MIN_FOLDER_DEPTH {
+        out.push(format!("{}/", parts[..parts.len() - 1].join("/")));
+    }
+    out
 }
 
 pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
@@ -143,7 +162,7 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
         // What the file is, for titles: the file's name words; a symbol or pattern has none.
         let words = match layer {
             Layer::Named => name_words(query),
-            Layer::Impact | Layer::Tool => Vec::new(),
+            Layer::Impact | Layer::Path | Layer::Tool => Vec::new(),
         };
         // Entries whose title says what the file is come first, then by score.
         let mut order: Vec<(usize, gate::Verdict)> = found
@@ -156,7 +175,7 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
                     Layer::Impact => {
                         h.hit.entry.body.contains(query) || h.hit.entry.title.contains(query)
                     }
-                    Layer::Named | Layer::Tool => true,
+                    Layer::Named | Layer::Path | Layer::Tool => true,
                 };
                 let verdict = match layer {
                     Layer::Impact => gate::names_rare_term(&found, h).map(|mut v| {
@@ -165,7 +184,7 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
                     }),
                     Layer::Named => gate::names_file(&found, h, &words),
                     // Searched below, with its own rule.
-                    Layer::Tool => None,
+                    Layer::Path | Layer::Tool => None,
                 };
                 literal.then_some(())?;
                 verdict.map(|v| (at, v))
@@ -182,7 +201,29 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
         }
         searches.push(found);
     }
-    // 4. A tool's file whose name says little: a user-level configuration file outside the
+    // 4. Entries that write out the file's project path, or its deep folder's.
+    let paths = match &rel {
+        Some(r) if taken.is_empty() => path_literals(r),
+        _ => Vec::new(),
+    };
+    let mut path_found: Option<&str> = None;
+    for path in &paths {
+        let found = search(k, path, Shape::All, SEARCH_DEPTH);
+        for (at, v) in gate::writes_path(&found, path) {
+            let h = &found.hits[at];
+            if taken.iter().filter(|t| t.0 == Layer::Path).count() < LAYER_MAX
+                && injection.take(h.project, h.hit.entry.id, h.hit.score, v.signal, 0.0)
+            {
+                taken.push((Layer::Path, searches.len(), at));
+            }
+        }
+        searches.push(found);
+        if !taken.is_empty() {
+            path_found = Some(path);
+            break;
+        }
+    }
+    // 5. A tool's file whose name says little: a user-level configuration file outside the
     // project (`~/.ssh/config`, `~/.config/git/ignore`), or a file in a dot-directory at
     // the project's top (`.git/info/exclude`, `.vscode/launch.json`): entries about its
     // tool that say every word of the tool and the name.
@@ -224,13 +265,14 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
             .map(|&(_, s, at)| hit_line(k.root(), &searches[s], &searches[s].hits[at]))
             .collect()
     };
-    let (impact, named, tool) = (
+    let (impact, named, path, tool) = (
         lines(Layer::Impact),
         lines(Layer::Named),
+        lines(Layer::Path),
         lines(Layer::Tool),
     );
 
-    // 5. Coupling: topics whose entries share sources with this file (once per file).
+    // 6. Coupling: topics whose entries share sources with this file (once per file).
     let mut coupled = rel
         .as_deref()
         .map(|r| k.related_topics(r))
@@ -272,6 +314,15 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
             t.item(line);
         }
     }
+    if !path.is_empty() {
+        match path_found {
+            Some(p) if p.ends_with('/') => t.line(&format!("Entries about its folder {p}:")),
+            _ => t.line("Entries that write out its path:"),
+        };
+        for line in &path {
+            t.item(line);
+        }
+    }
     if !tool.is_empty() {
         t.line(&format!("Entries about {}:", tools.join(", ")));
         for line in &tool {
@@ -301,6 +352,22 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn paths_and_deep_folders_are_looked_for() {
+        assert_eq!(
+            path_literals("src/content/config.ts"),
+            ["src/content/config.ts"]
+        );
+        assert_eq!(
+            path_literals("test/mailers/previews/order_preview.rb"),
+            [
+                "test/mailers/previews/order_preview.rb",
+                "test/mailers/previews/"
+            ]
+        );
+        assert!(path_literals("Cargo.toml").is_empty());
+    }
 
     #[test]
     fn relative_paths() {

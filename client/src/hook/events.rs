@@ -113,19 +113,25 @@ pub(super) enum Shape {
     Words,
     /// The first token only: a file's whole name, a symbol's whole identifier.
     Whole,
+    /// As [`Shape::Words`], entries with every term first: a path's words.
+    All,
 }
 
 /// A hook's search: OR mode, recency on, no snippets.
 pub(super) fn search<'k>(k: &'k Knowledge, query: &str, shape: Shape, limit: usize) -> Found<'k> {
     let opts = SearchOptions {
         limit,
-        mode: Mode::Or,
+        mode: if shape == Shape::All {
+            Mode::AndThenOr
+        } else {
+            Mode::Or
+        },
         now: Some(crate::sys::now_secs()),
         snippet_chars: 0,
         ..SearchOptions::default()
     };
     let mut found = k.find_with(query, &opts, None, |q, stats| match shape {
-        Shape::Words => {
+        Shape::Words | Shape::All => {
             q.drop_common(stats, MAX_COMMON_TERMS, COMMON_DF);
         }
         Shape::Whole => q.keep_first(),

@@ -91,6 +91,8 @@ pub enum Signal {
     Topic,
     /// It is about the tool whose user-level configuration file this is (ambient).
     ToolFile,
+    /// It writes out the file's path, or its folder's, in the project (ambient).
+    FilePath,
     /// It is a close runner-up of a first hit that passed.
     RunnerUp,
 }
@@ -111,6 +113,7 @@ impl Signal {
             Signal::Source => "source",
             Signal::Topic => "topic",
             Signal::ToolFile => "tool-file",
+            Signal::FilePath => "file-path",
             Signal::RunnerUp => "runner-up",
         }
     }
@@ -410,6 +413,47 @@ pub fn about_tool(found: &Found<'_>, at: usize, tools: &[String]) -> Option<Verd
     })
 }
 
+/// Ambient: the hits of a search for a project path (`src/content/config.ts`, or a folder
+/// `test/mailers/previews/`) that write it out literally, at the start of a path (not
+/// inside a longer name: `latest/mailers/…` is not `test/mailers/…`). None when more than
+/// [`MAX_NAME_DF`] of the searched hits do: a path many entries show is an example, not
+/// their subject.
+pub fn writes_path(found: &Found<'_>, path: &str) -> Vec<(usize, Verdict)> {
+    let out: Vec<usize> = (0..found.hits.len())
+        .filter(|&at| {
+            let e = &found.hits[at].hit.entry;
+            literal_path(e.body, path) || literal_path(e.title, path)
+        })
+        .collect();
+    if out.len() as u64 > MAX_NAME_DF {
+        return Vec::new();
+    }
+    out.into_iter()
+        .map(|at| {
+            let h = &found.hits[at];
+            let evidence = Evidence::of(found.query_of(h), &found.stats, &scores(found), at);
+            let v = Verdict {
+                pass: true,
+                points: 0.0,
+                signal: Signal::FilePath,
+                evidence,
+            };
+            (at, v)
+        })
+        .collect()
+}
+
+/// Whether `text` contains `path` where a path starts: after nothing, or after a character
+/// that cannot be part of a file name (`./` and a leading `/` are fine).
+fn literal_path(text: &str, path: &str) -> bool {
+    text.match_indices(path).any(|(i, _)| {
+        text[..i]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '@')))
+    })
+}
+
 /// Whether a title or topic has one of `words` as a word (or its plural, or its singular).
 pub fn title_says(title: &str, topic: &str, words: &[String]) -> bool {
     let same = |w: &str, x: &str| {
@@ -498,6 +542,17 @@ mod tests {
             ..ev(1, 12, 0.98 / 27.9, f32::INFINITY)
         };
         assert!(points(&e, Form::Error, Cues::default()).0 < MIN_POINTS);
+    }
+
+    #[test]
+    fn a_path_counts_where_a_path_starts() {
+        let p = "test/mailers/previews/";
+        assert!(literal_path("put it in test/mailers/previews/base.rb", p));
+        assert!(literal_path("`./test/mailers/previews/a.rb`", p));
+        assert!(literal_path("/app/test/mailers/previews/a.rb", p));
+        assert!(!literal_path("see latest/mailers/previews/a.rb", p));
+        assert!(!literal_path("my-test/mailers/previews/a.rb", p));
+        assert!(!literal_path("test/mailers/preview.rb", p));
     }
 
     #[test]

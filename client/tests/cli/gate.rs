@@ -478,3 +478,53 @@ fn ambient_finds_a_user_config_file_through_its_tool() {
     let (log, _) = helix_log(&f, &["--json"]);
     assert!(log.contains("\"tool-file\""), "{log}");
 }
+
+/// A file whose name says little (`config.ts`) or that no note names (`order_preview.rb`):
+/// the notes that write out its project path, or its deep folder, are about it; a path many
+/// notes show in passing, or a shallow folder, is not.
+#[test]
+fn ambient_finds_notes_that_write_out_a_files_path_or_folder() {
+    let f = Fixture::uncompiled();
+    f.write(
+        "knowledge/astro/content-types.md",
+        "# Generate types for a content collection\n\nDefine the collection in `src/content/config.ts`, then run `astro sync`.\n",
+    );
+    f.write(
+        "knowledge/rails/previews.md",
+        "# Keep mailer previews out of the database\n\nWrap them in a transaction in `test/mailers/previews/base_preview.rb`.\n",
+    );
+    f.write(
+        "knowledge/misc/latest.md",
+        "# Old snapshots\n\nThey live under `latest/mailers/previews/` and `my-src/content/config.ts`.\n",
+    );
+    for i in 0..4 {
+        f.write(
+            &format!("knowledge/git/blame-{i}.md"),
+            &format!("# Blame trick {i}\n\nFor example `git blame src/app/main.ts` on line {i}.\n"),
+        );
+    }
+    f.write(
+        "knowledge/rails/models.md",
+        "# Model callbacks\n\nCallbacks in `app/models/order.rb` run in order.\n",
+    );
+    f.compile();
+    let text = context(&read(&f, "a", "src/content/config.ts"), "PreToolUse");
+    assert!(text.contains("Entries that write out its path:"), "{text}");
+    assert!(text.contains("kb:astro/content-types.md"), "{text}");
+    assert!(!text.contains("kb:misc/"), "{text}");
+    let text = context(
+        &read(&f, "b", "test/mailers/previews/order_preview.rb"),
+        "PreToolUse",
+    );
+    assert!(
+        text.contains("Entries about its folder test/mailers/previews/:"),
+        "{text}"
+    );
+    assert!(text.contains("kb:rails/previews.md"), "{text}");
+    assert!(!text.contains("kb:misc/"), "{text}");
+    // Four notes show `src/app/main.ts` in passing; `app/models/` is a shallow folder.
+    assert_eq!(read(&f, "c", "src/app/main.ts"), "");
+    assert_eq!(read(&f, "d", "app/models/user.rb"), "");
+    let (log, _) = helix_log(&f, &["--json"]);
+    assert!(log.contains("\"file-path\""), "{log}");
+}
