@@ -67,10 +67,22 @@ pub fn file_name_term(name: &str) -> Option<String> {
 /// The words that say what a file is, lowercase, for matching entry titles and topics:
 /// the name's alphanumeric words of 3 or more characters, without the extension and without
 /// generic words (`.tmux.conf` → `tmux`; `webpack.config.js` → `webpack`; `.ruby-version`
-/// → `ruby`, `version`; `mod.rs` → none).
+/// → `ruby`, `version`; `mod.rs` → none). A dot-file `.<tool>rc` is its tool's run-commands
+/// file, so it also gives the tool (`.envrc` → `envrc`, `env`; `.psqlrc` → `psql`).
 pub fn name_words(name: &str) -> Vec<String> {
     let mut out = plain_name_words(name);
     out.retain(|w| !w.chars().all(|c| c.is_ascii_digit()) && !sorted_contains(GENERIC_STEMS, w));
+    let tool = name
+        .trim()
+        .strip_prefix('.')
+        .and_then(|n| n.strip_suffix("rc"))
+        .filter(|t| t.len() >= 2 && t.chars().all(|c| c.is_ascii_alphanumeric()));
+    if let Some(tool) = tool {
+        let tool = tool.to_ascii_lowercase();
+        if !out.contains(&tool) {
+            out.push(tool);
+        }
+    }
     out
 }
 
@@ -201,6 +213,10 @@ mod tests {
         // The user's own dot-named home directory is not a tool.
         assert!(tool_words(Path::new("/home/.ann/x"), Some(Path::new("/home/.ann"))).is_empty());
         assert_eq!(plain_name_words("known_hosts"), ["known", "hosts"]);
+        assert_eq!(name_words(".envrc"), ["envrc", "env"]);
+        assert_eq!(name_words(".psqlrc"), ["psqlrc", "psql"]);
+        assert_eq!(name_words("npmrc"), ["npmrc"]);
+        assert!(name_words(".rc").is_empty());
         assert_eq!(plain_name_words("init.lua"), ["init"]);
         assert_eq!(plain_name_words(".envrc"), ["envrc"]);
     }
