@@ -55,8 +55,13 @@ TARGETS = {"everyday_inject": 0.10, "targeted_hit3": 0.90}
 # session 6, first run before any change was judged on it, then looked at for the gate's
 # error and prompt misses; `fresh5`: 100 more written the same way in session 6 and judged
 # only in aggregate (one change, the prompt term budget, was decided on it); `fresh6`: 100
-# more written the same way after session 6's relevance changes, never tuned on.
-SPLITS = ("tune", "heldout", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6")
+# more written the same way after session 6's relevance changes, never tuned on; `fresh7`
+# and `fresh8`: 100 each, written the same way in session 7 from notes no earlier case
+# expects (seeds 7057, 8069), after that session's changes, and run once, in aggregate.
+SPLITS = (
+    "tune", "heldout", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7",
+    "fresh8",
+)
 
 
 def die(msg):

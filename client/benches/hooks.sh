@@ -222,6 +222,10 @@ for n in $SIZES; do
     # sources lookup, the symbol and file-name searches and the coupled topics.
     printf '{"session_id":"bench-@RUN@","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Edit","tool_input":{"file_path":"%s/db/ledger.rs","old_string":"let t = round_half_even_cents(total);","new_string":"let t = total.round();"}}' \
         "$repo" "$repo" > "$WORK/ambient-$n.json"
+    # A read of a file nothing is about, four folders deep: every searching layer runs and
+    # finds nothing (its whole name, its project path, its folder), the common case.
+    printf '{"session_id":"bench-@RUN@","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"%s/src/billing/invoices/ledger/totals.rs"}}' \
+        "$repo" "$repo" > "$WORK/ambient-read-$n.json"
     {
         printf 'floor\t%s\t-\t%s\t%s\n' "$WORK/prompt-$n.json" "$WORK/floor" "$index"
         printf 'floor-lean\t%s\t-\t%s\t%s\n' "$WORK/prompt-$n.json" "$WORK/floor-lean" "$index"
@@ -230,11 +234,13 @@ for n in $SIZES; do
         printf 'prompt\t%s\t-\t%s\thook\tprompt\n' "$WORK/prompt-$n.json" "$HELIX"
         printf 'prompt-long\t%s\t-\t%s\thook\tprompt\n' "$WORK/prompt-long-$n.json" "$HELIX"
         printf 'ambient\t%s\t-\t%s\thook\tambient\n' "$WORK/ambient-$n.json" "$HELIX"
+        printf 'ambient-read\t%s\t-\t%s\thook\tambient\n' "$WORK/ambient-read-$n.json" "$HELIX"
         printf 'prompt-dup\t%s\t-\t%s\thook\tprompt\n' "$WORK/prompt-dup-$n.json" "$HELIX"
         if [ -n "${BASELINE:-}" ]; then
             printf 'baseline-prompt\t%s\t%s\t%s\thook\tprompt\n' "$WORK/prompt-$n.json" "$base_env" "$BASELINE"
             printf 'baseline-prompt-long\t%s\t%s\t%s\thook\tprompt\n' "$WORK/prompt-long-$n.json" "$base_env" "$BASELINE"
             printf 'baseline-ambient\t%s\t%s\t%s\thook\tambient\n' "$WORK/ambient-$n.json" "$base_env" "$BASELINE"
+            printf 'baseline-ambient-read\t%s\t%s\t%s\thook\tambient\n' "$WORK/ambient-read-$n.json" "$base_env" "$BASELINE"
         fi
     } > "$WORK/spec-$n.tsv"
     # The artifacts just written go to disk now, not while the hooks are timed: a hook that

@@ -106,6 +106,31 @@ impl Query {
         });
         drop.len()
     }
+
+    /// For a search whose hits must contain every term (a path written out): keeps the `n`
+    /// rarest terms, which already narrow the candidates to a few, at the cost of their
+    /// short posting lists; keeps none when some term is in no entry (nothing can contain
+    /// them all).
+    pub fn keep_rarest(&mut self, stats: &Stats, n: usize) {
+        let mut by_df: Vec<(u64, usize)> = self
+            .terms
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (stats.df(&t.text), i))
+            .collect();
+        by_df.sort_unstable();
+        if by_df.first().is_some_and(|&(df, _)| df == 0) {
+            self.terms.clear();
+            return;
+        }
+        let keep: Vec<usize> = by_df.iter().take(n).map(|&(_, i)| i).collect();
+        let mut i = 0;
+        self.terms.retain(|_| {
+            let kept = keep.contains(&i);
+            i += 1;
+            kept
+        });
+    }
 }
 
 /// Collection statistics: entries, indexed tokens and each query term's document frequency,
@@ -205,5 +230,15 @@ mod tests {
         let kept: Vec<&str> = q.terms().iter().map(|t| t.text.as_str()).collect();
         assert_eq!(kept, ["rare", "w1", "w3", "nosuch"]);
         assert_eq!(q.drop_common(&stats, 2, 5), 0);
+
+        let mut q = Query::for_index("w9 w3 rare w5", &index);
+        let stats = Stats::of(&index, &q).unwrap();
+        q.keep_rarest(&stats, 2);
+        let kept: Vec<&str> = q.terms().iter().map(|t| t.text.as_str()).collect();
+        assert_eq!(kept, ["w3", "rare"], "the two rarest, in query order");
+        let mut q = Query::for_index("rare w1 nosuch", &index);
+        let stats = Stats::of(&index, &q).unwrap();
+        q.keep_rarest(&stats, 2);
+        assert!(q.is_empty(), "no entry has every term");
     }
 }

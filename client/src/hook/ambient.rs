@@ -201,9 +201,10 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
         }
         searches.push(found);
     }
-    // 4. Entries that write out the file's project path, or its deep folder's.
+    // 4. Entries that write out the file's project path, or its deep folder's, when no
+    // layer above found anything.
     let paths = match &rel {
-        Some(r) if taken.is_empty() => path_literals(r),
+        Some(r) if taken.is_empty() && about.is_empty() => path_literals(r),
         _ => Vec::new(),
     };
     let mut path_found: Option<&str> = None;

@@ -113,7 +113,8 @@ pub(super) enum Shape {
     Words,
     /// The first token only: a file's whole name, a symbol's whole identifier.
     Whole,
-    /// As [`Shape::Words`], entries with every term first: a path's words.
+    /// The two rarest terms, entries with both first, or none when a term is in no entry:
+    /// a path's words, whose hits must contain every one.
     All,
 }
 
@@ -131,9 +132,10 @@ pub(super) fn search<'k>(k: &'k Knowledge, query: &str, shape: Shape, limit: usi
         ..SearchOptions::default()
     };
     let mut found = k.find_with(query, &opts, None, |q, stats| match shape {
-        Shape::Words | Shape::All => {
+        Shape::Words => {
             q.drop_common(stats, MAX_COMMON_TERMS, COMMON_DF);
         }
+        Shape::All => q.keep_rarest(stats, 2),
         Shape::Whole => q.keep_first(),
     });
     // Entries due for review rank lower: a score factor on the hits, then the order again
