@@ -10,8 +10,8 @@ use super::events::{READ_HINT, Shape, entry_ref_line, hit_line, search, topic_li
 use super::gate::{self, Signal};
 use super::inject::Injection;
 use super::keywords::{
-    file_name_term, name_words, pattern_words, plain_name_words, removed_symbols, tool_names,
-    tool_words,
+    file_name_term, is_config_name, name_words, pattern_words, plain_name_words, removed_symbols,
+    tool_names, tool_words,
 };
 use super::output::{self, MAX_CONTEXT_CHARS, Text};
 use super::state;
@@ -73,6 +73,7 @@ enum Layer {
     Impact,
     Named,
     Path,
+    Config,
     Tool,
 }
 
@@ -162,7 +163,7 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
         // What the file is, for titles: the file's name words; a symbol or pattern has none.
         let words = match layer {
             Layer::Named => name_words(query),
-            Layer::Impact | Layer::Path | Layer::Tool => Vec::new(),
+            Layer::Impact | Layer::Path | Layer::Config | Layer::Tool => Vec::new(),
         };
         // Entries whose title says what the file is come first, then by score.
         let mut order: Vec<(usize, gate::Verdict)> = found
@@ -175,7 +176,7 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
                     Layer::Impact => {
                         h.hit.entry.body.contains(query) || h.hit.entry.title.contains(query)
                     }
-                    Layer::Named | Layer::Path | Layer::Tool => true,
+                    Layer::Named | Layer::Path | Layer::Config | Layer::Tool => true,
                 };
                 let verdict = match layer {
                     Layer::Impact => gate::names_rare_term(&found, h).map(|mut v| {
@@ -184,7 +185,7 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
                     }),
                     Layer::Named => gate::names_file(&found, h, &words),
                     // Searched below, with its own rule.
-                    Layer::Path | Layer::Tool => None,
+                    Layer::Path | Layer::Config | Layer::Tool => None,
                 };
                 literal.then_some(())?;
                 verdict.map(|v| (at, v))
@@ -224,7 +225,25 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
             break;
         }
     }
-    // 5. A tool's file whose name says little: a user-level configuration file outside the
+    // 5. A configuration file that nothing names or writes out (`honeybadger.yml`,
+    // `~/.gitconfig`): entries whose title or topic says every word of its name.
+    let config_words: Vec<String> = match name {
+        Some(n) if taken.is_empty() && about.is_empty() && is_config_name(n) => name_words(n),
+        _ => Vec::new(),
+    };
+    if (1..=2).contains(&config_words.len()) {
+        let found = search(k, &config_words.join(" "), Shape::Words, SEARCH_DEPTH);
+        for (at, v) in gate::titles_config(&found, &config_words) {
+            let h = &found.hits[at];
+            if taken.iter().filter(|t| t.0 == Layer::Config).count() < LAYER_MAX
+                && injection.take(h.project, h.hit.entry.id, h.hit.score, v.signal, 0.0)
+            {
+                taken.push((Layer::Config, searches.len(), at));
+            }
+        }
+        searches.push(found);
+    }
+    // 6. A tool's file whose name says little: a user-level configuration file outside the
     // project (`~/.ssh/config`, `~/.config/git/ignore`), or a file in a dot-directory at
     // the project's top (`.git/info/exclude`, `.vscode/launch.json`): entries about its
     // tool that say every word of the tool and the name.
@@ -266,14 +285,15 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
             .map(|&(_, s, at)| hit_line(k.root(), &searches[s], &searches[s].hits[at]))
             .collect()
     };
-    let (impact, named, path, tool) = (
+    let (impact, named, path, config, tool) = (
         lines(Layer::Impact),
         lines(Layer::Named),
         lines(Layer::Path),
+        lines(Layer::Config),
         lines(Layer::Tool),
     );
 
-    // 6. Coupling: topics whose entries share sources with this file (once per file).
+    // 7. Coupling: topics whose entries share sources with this file (once per file).
     let mut coupled = rel
         .as_deref()
         .map(|r| k.related_topics(r))
@@ -321,6 +341,12 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
             _ => t.line("Entries that write out its path:"),
         };
         for line in &path {
+            t.item(line);
+        }
+    }
+    if !config.is_empty() {
+        t.line(&format!("Entries about {}:", config_words.join(" ")));
+        for line in &config {
             t.item(line);
         }
     }

@@ -93,6 +93,8 @@ pub enum Signal {
     ToolFile,
     /// It writes out the file's path, or its folder's, in the project (ambient).
     FilePath,
+    /// Its title or topic says every word of a configuration file's name (ambient).
+    ConfigTitle,
     /// It is a close runner-up of a first hit that passed.
     RunnerUp,
 }
@@ -114,6 +116,7 @@ impl Signal {
             Signal::Topic => "topic",
             Signal::ToolFile => "tool-file",
             Signal::FilePath => "file-path",
+            Signal::ConfigTitle => "config-title",
             Signal::RunnerUp => "runner-up",
         }
     }
@@ -441,6 +444,40 @@ pub fn writes_path(found: &Found<'_>, path: &str) -> Vec<(usize, Verdict)> {
             (at, v)
         })
         .collect()
+}
+
+/// Ambient, for a configuration file whose name nothing writes out (`honeybadger.yml`,
+/// `~/.gitconfig`): the hits of a search for its name's `words` that contain all of them
+/// and whose title or topic says every one. None when more than [`MAX_NAME_DF`] do: the
+/// name is then a common word of titles, not one tool's.
+pub fn titles_config(found: &Found<'_>, words: &[String]) -> Vec<(usize, Verdict)> {
+    let all = scores(found);
+    let out: Vec<(usize, Verdict)> = (0..found.hits.len())
+        .filter_map(|at| {
+            let h = &found.hits[at];
+            let evidence = Evidence::of(found.query_of(h), &found.stats, &all, at);
+            let titled = words.iter().all(|w| {
+                title_says(
+                    h.hit.entry.title,
+                    h.hit.entry.topic,
+                    std::slice::from_ref(w),
+                )
+            });
+            (evidence.matched == evidence.required && titled).then_some((
+                at,
+                Verdict {
+                    pass: true,
+                    points: 0.0,
+                    signal: Signal::ConfigTitle,
+                    evidence,
+                },
+            ))
+        })
+        .collect();
+    if out.len() as u64 > MAX_NAME_DF {
+        return Vec::new();
+    }
+    out
 }
 
 /// Whether `text` contains `path` where a path starts: after nothing, or after a character

@@ -528,3 +528,38 @@ fn ambient_finds_notes_that_write_out_a_files_path_or_folder() {
     let (log, _) = helix_log(&f, &["--json"]);
     assert!(log.contains("\"file-path\""), "{log}");
 }
+
+/// A configuration file that no note names or writes out (`honeybadger.yml`): the notes
+/// whose title says its name are about its tool. Not for the project's own source files
+/// (`Dashboard.vue`), nor for a name that many titles say (`deploy.yml`).
+#[test]
+fn ambient_finds_a_configuration_files_tool_by_the_titles_that_name_it() {
+    let f = Fixture::uncompiled();
+    f.write(
+        "knowledge/ruby/honeybadger-context.md",
+        "# Include extra context in a Honeybadger notify\n\nPass `context:` to Honeybadger.notify.\n",
+    );
+    f.write(
+        "knowledge/ruby/unrelated.md",
+        "# Retry a block after an exception\n\nWrap it in `retry` with a counter.\n",
+    );
+    f.write(
+        "knowledge/heroku/dashboard.md",
+        "# Open the dashboard for an add-on\n\n`heroku addons:open` opens its dashboard.\n",
+    );
+    for i in 0..4 {
+        f.write(
+            &format!("knowledge/devops/deploy-{i}.md"),
+            &format!("# Deploy trick {i}\n\nA way to deploy number {i}.\n"),
+        );
+    }
+    f.compile();
+    let text = context(&read(&f, "a", "config/honeybadger.yml"), "PreToolUse");
+    assert!(text.contains("Entries about honeybadger:"), "{text}");
+    assert!(text.contains("kb:ruby/honeybadger-context.md"), "{text}");
+    assert!(!text.contains("kb:ruby/unrelated.md"), "{text}");
+    assert_eq!(read(&f, "b", "src/views/Dashboard.vue"), "");
+    assert_eq!(read(&f, "c", ".github/workflows/deploy.yml"), "");
+    let (log, _) = helix_log(&f, &["--json"]);
+    assert!(log.contains("\"config-title\""), "{log}");
+}

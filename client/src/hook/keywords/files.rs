@@ -86,6 +86,35 @@ pub fn name_words(name: &str) -> Vec<String> {
     out
 }
 
+/// Extensions of configuration files: a tool's file, which the user edits but does not write
+/// the program of. Sorted.
+const CONFIG_EXTENSIONS: &[&str] = &[
+    "cfg",
+    "conf",
+    "config",
+    "ini",
+    "json",
+    "properties",
+    "toml",
+    "yaml",
+    "yml",
+];
+
+/// Whether a file's name is a configuration file's: a dot-file (`.gitconfig`, `.rspec`), a
+/// name without extension (`Brewfile`, `sudoers`), or a configuration extension
+/// (`honeybadger.yml`, `kitty.conf`). Source files (`dashboard.vue`, `jwt.go`) are the
+/// project's own code, named after its own concepts.
+pub fn is_config_name(name: &str) -> bool {
+    let name = name.trim();
+    if name.starts_with('.') {
+        return true;
+    }
+    match name.rsplit_once('.') {
+        None => true,
+        Some((_, ext)) => sorted_contains(CONFIG_EXTENSIONS, &ext.to_ascii_lowercase()),
+    }
+}
+
 /// The tools a user-level configuration file belongs to, lowercase, from the directories
 /// of its path: a dot-directory (`~/.ssh/config` → `ssh`), the directory under `.config`
 /// (`~/.config/git/ignore` → `git`), the directory in `/etc` (`/etc/nginx/nginx.conf` →
@@ -217,6 +246,19 @@ mod tests {
         assert_eq!(name_words(".psqlrc"), ["psqlrc", "psql"]);
         assert_eq!(name_words("npmrc"), ["npmrc"]);
         assert!(name_words(".rc").is_empty());
+        for config in [
+            ".gitconfig",
+            "Brewfile",
+            "honeybadger.yml",
+            "kitty.conf",
+            "a.TOML",
+        ] {
+            assert!(is_config_name(config), "{config}");
+        }
+        for source in ["Dashboard.vue", "jwt.go", "service.rb", "notes.md"] {
+            assert!(!is_config_name(source), "{source}");
+        }
+        assert!(CONFIG_EXTENSIONS.windows(2).all(|w| w[0] < w[1]), "sorted");
         assert_eq!(plain_name_words("init.lua"), ["init"]);
         assert_eq!(plain_name_words(".envrc"), ["envrc"]);
     }
