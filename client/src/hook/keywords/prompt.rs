@@ -118,11 +118,15 @@ pub fn is_work_request(prompt: &str) -> bool {
 
 /// The whitespace-separated chunks of `text` that name code: a `camelCase`, multi-hump
 /// `PascalCase` or `snake_case` name before any `.` (`LoginForm.tsx`, `User.where` is not:
-/// one hump), trimmed of quotes and punctuation; paths (with `/`) are left out.
+/// one hump), trimmed of quotes and punctuation; of a path its file's name
+/// (`app/services/sync_scheduler.rb`), of a method reference its class
+/// (`OrdersController#create`).
 pub fn code_names(text: &str) -> impl Iterator<Item = &str> {
     text.split_whitespace()
+        .map(|w| w.rsplit('/').next().unwrap_or(w))
+        .map(|w| w.split('#').next().unwrap_or(w))
         .map(|w| w.trim_matches(|c: char| !(c.is_alphanumeric() || c == '_')))
-        .filter(|w| !w.contains('/') && is_code_name(w.split('.').next().unwrap_or_default()))
+        .filter(|w| is_code_name(w.split('.').next().unwrap_or_default()))
 }
 
 fn is_code_name(w: &str) -> bool {
@@ -152,12 +156,20 @@ mod tests {
     fn code_names_are_camel_pascal_or_snake_case() {
         let names: Vec<&str> = code_names(
             "Why is `currentUser` undefined in LoginForm.tsx? parse_invoice, User.where, \
-             src/app/orderList.ts, GitHub, JSON, re-parent, Rails",
+             src/app/orderList.ts, GitHub, JSON, re-parent, Rails, OrdersController#create, \
+             ~/.config/nvim/init.lua",
         )
         .collect();
         assert_eq!(
             names,
-            ["currentUser", "LoginForm.tsx", "parse_invoice", "GitHub"]
+            [
+                "currentUser",
+                "LoginForm.tsx",
+                "parse_invoice",
+                "orderList.ts",
+                "GitHub",
+                "OrdersController"
+            ]
         );
     }
 
