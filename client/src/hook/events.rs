@@ -6,7 +6,7 @@ use super::ctx::Ctx;
 use super::fresh;
 use super::gate;
 use super::inject::Injection;
-use super::keywords::{error_terms, error_text, is_build_command, prompt_terms};
+use super::keywords::{error_terms, error_text, is_build_command, phrases, prompt_terms};
 use super::output::{self, MAX_CONTEXT_CHARS, Text, body_excerpt, entry_line, marked_title};
 use super::state::{self, State};
 use super::tools;
@@ -23,6 +23,9 @@ pub(super) const READ_HINT: &str = "`helix read <project:id>` shows a whole entr
 
 /// Most entries one prompt or error injection shows.
 const INJECT_MAX: usize = 3;
+/// Hits of an error search looked through for one that quotes the failure, when none of the
+/// first [`SEPARATION_DEPTH`] does.
+const QUOTE_DEPTH: usize = 50;
 const SNIPPET_CHARS: usize = 160;
 
 /// Score factor of an entry past its `review_after` day: it still shows, below what is
@@ -264,14 +267,21 @@ fn gated(
     found: &Found<'_>,
     form: gate::Form,
     own_code: bool,
+    quoted: &[(usize, gate::Verdict)],
     header: &str,
 ) -> Option<String> {
     let root = cx.knowledge()?.root();
     let mut injection = Injection::new(cx, hook, state::ANY_SCOPE);
     let mut t = Text::new(MAX_CONTEXT_CHARS);
     t.line(header);
-    for (h, v) in gate::passing(found, form, own_code, INJECT_MAX) {
-        if injection.take(h.project, h.hit.entry.id, h.hit.score, v.signal, v.points) {
+    // Hits that quote the failure come first, then what the gate passes, INJECT_MAX in all.
+    let quoted = quoted.iter().map(|&(at, v)| (&found.hits[at], v));
+    let mut shown = 0;
+    for (h, v) in quoted.chain(gate::passing(found, form, own_code, INJECT_MAX)) {
+        if shown < INJECT_MAX
+            && injection.take(h.project, h.hit.entry.id, h.hit.score, v.signal, v.points)
+        {
+            shown += 1;
             t.item(&hit_line(root, found, h));
         }
     }
@@ -296,6 +306,7 @@ pub fn prompt(cx: &Ctx<'_>) -> Option<String> {
         &found,
         gate::Form::of_prompt(prompt),
         gate::names_own_code(&found, prompt),
+        &[],
         &format!("helix team knowledge that may apply to this prompt ({READ_HINT}):"),
     )
 }
@@ -321,12 +332,25 @@ pub fn error(cx: &Ctx<'_>) -> Option<String> {
         return None;
     }
     let found = search(k, &terms.join(" "), Shape::Words, SEPARATION_DEPTH);
+    // A note quoting the message may rank below the ten the gate weighs: a deeper look,
+    // only when none of those quotes it.
+    let said = phrases(raw);
+    let mut quoted = gate::quoting(&found, &said);
+    let deep;
+    let found = if quoted.is_empty() && !said.is_empty() {
+        deep = search(k, &terms.join(" "), Shape::Words, QUOTE_DEPTH);
+        quoted = gate::quoting(&deep, &said);
+        if quoted.is_empty() { &found } else { &deep }
+    } else {
+        &found
+    };
     gated(
         cx,
         "error",
-        &found,
+        found,
         gate::Form::Error,
         false,
+        &quoted,
         &format!("helix: the team has knowledge matching this error ({READ_HINT}):"),
     )
 }

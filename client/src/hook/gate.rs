@@ -95,6 +95,8 @@ pub enum Signal {
     FilePath,
     /// Its title or topic says every word of a configuration file's name (ambient).
     ConfigTitle,
+    /// It quotes a phrase of the failure's output (error).
+    Quote,
     /// It is a close runner-up of a first hit that passed.
     RunnerUp,
 }
@@ -117,6 +119,7 @@ impl Signal {
             Signal::ToolFile => "tool-file",
             Signal::FilePath => "file-path",
             Signal::ConfigTitle => "config-title",
+            Signal::Quote => "quote",
             Signal::RunnerUp => "runner-up",
         }
     }
@@ -313,6 +316,37 @@ pub fn names_own_code(found: &Found<'_>, prompt: &str) -> bool {
         });
         unknown
     })
+}
+
+/// Errors: the hits that quote a phrase of the failure's output (see
+/// [`crate::hook::keywords::phrases`]), best first. None when more than [`MAX_NAME_DF`] do:
+/// a phrase many notes show is a tool's banner, not this failure's message.
+pub fn quoting(
+    found: &Found<'_>,
+    phrases: &std::collections::HashSet<u64>,
+) -> Vec<(usize, Verdict)> {
+    use crate::hook::keywords::quotes;
+    let all = scores(found);
+    let out: Vec<(usize, Verdict)> = (0..found.hits.len())
+        .filter(|&at| {
+            let e = &found.hits[at].hit.entry;
+            quotes(e.body, phrases) || quotes(e.title, phrases)
+        })
+        .map(|at| {
+            let evidence = Evidence::of(found.query_of(&found.hits[at]), &found.stats, &all, at);
+            let v = Verdict {
+                pass: true,
+                points: 0.0,
+                signal: Signal::Quote,
+                evidence,
+            };
+            (at, v)
+        })
+        .collect();
+    if out.len() as u64 > MAX_NAME_DF {
+        return Vec::new();
+    }
+    out
 }
 
 fn scores(found: &Found<'_>) -> Vec<(f32, u32)> {

@@ -563,3 +563,65 @@ fn ambient_finds_a_configuration_files_tool_by_the_titles_that_name_it() {
     let (log, _) = helix_log(&f, &["--json"]);
     assert!(log.contains("\"config-title\""), "{log}");
 }
+
+fn failure(f: &Fixture, session: &str, output: &str) -> String {
+    let mut input = f.input(
+        "PostToolUseFailure",
+        json!({"tool_name": "Bash", "tool_input": {"command": "bin/rails runner x.rb"},
+               "error": output, "is_interrupt": false}),
+    );
+    input["session_id"] = json!(session);
+    f.hook("error", &input)
+}
+
+/// A note that quotes the failure's message (six words of one of its lines) is about it,
+/// however the ranking and the gate weigh the rest of the output; a phrase that many notes
+/// quote is a banner, and five words are not a quote.
+#[test]
+fn an_error_whose_message_a_note_quotes_injects_that_note() {
+    let f = Fixture::uncompiled();
+    f.write(
+        "knowledge/ruby/fetch-block.md",
+        "# Fetch warns about its block\n\nRuby prints `warning: block supersedes default value argument` when `fetch` gets both.\n",
+    );
+    for i in 0..30 {
+        f.write(
+            &format!("knowledge/misc/shipping-{i:02}.md"),
+            &format!("# Shipping label {i}\n\nThe shipping label carrier falls back to usps for zone {i}.\n"),
+        );
+    }
+    for i in 0..4 {
+        f.write(
+            &format!("knowledge/ci/banner-{i}.md"),
+            &format!("# Runner {i}\n\nThe log starts with `booting the worker pool for jobs` on runner {i}.\n"),
+        );
+    }
+    f.compile();
+    let output = "Exit code 1\napp/services/shipping_label.rb:14: warning: block supersedes default value argument\n\
+                  Failures:\n  1) ShippingLabel carrier falls back to usps\n     expected: \"usps\"\n          got: nil\n";
+    let text = context(&failure(&f, "q1", output), "PostToolUseFailure");
+    assert!(
+        text.lines()
+            .nth(1)
+            .is_some_and(|l| l.starts_with("- kb:ruby/fetch-block.md")),
+        "{text}"
+    );
+    let (log, _) = helix_log(&f, &["--json"]);
+    assert!(log.contains("\"quote\""), "{log}");
+    // Four notes quote the banner (the gate may still pass them on their words, but not as
+    // a quote); five words of the message are not a quote.
+    failure(
+        &f,
+        "q2",
+        "Exit code 1\nbooting the worker pool for jobs\nfatal: lost",
+    );
+    let (log, _) = helix_log(&f, &["--json", "--session", "q2"]);
+    assert!(!log.contains("\"quote\""), "{log}");
+    failure(
+        &f,
+        "q3",
+        "Exit code 1\nwarning: block supersedes default value\nfatal: lost",
+    );
+    let (log, _) = helix_log(&f, &["--json", "--session", "q3"]);
+    assert!(!log.contains("\"quote\""), "{log}");
+}
