@@ -23,9 +23,9 @@ pub(super) const READ_HINT: &str = "`helix read <project:id>` shows a whole entr
 
 /// Most entries one prompt or error injection shows.
 const INJECT_MAX: usize = 3;
-/// Hits of an error search looked through for one that quotes the failure, when none of the
-/// first [`SEPARATION_DEPTH`] does.
-const QUOTE_DEPTH: usize = 50;
+/// Hits of an error search looked through for one that quotes the failure; the gate weighs
+/// the first [`SEPARATION_DEPTH`].
+const QUOTE_DEPTH: usize = 20;
 const SNIPPET_CHARS: usize = 160;
 
 /// Score factor of an entry past its `review_after` day: it still shows, below what is
@@ -331,23 +331,14 @@ pub fn error(cx: &Ctx<'_>) -> Option<String> {
     if terms.is_empty() {
         return None;
     }
-    let found = search(k, &terms.join(" "), Shape::Words, SEPARATION_DEPTH);
-    // A note quoting the message may rank below the ten the gate weighs: a deeper look,
-    // only when none of those quotes it.
-    let said = phrases(raw);
-    let mut quoted = gate::quoting(&found, &said);
-    let deep;
-    let found = if quoted.is_empty() && !said.is_empty() {
-        deep = search(k, &terms.join(" "), Shape::Words, QUOTE_DEPTH);
-        quoted = gate::quoting(&deep, &said);
-        if quoted.is_empty() { &found } else { &deep }
-    } else {
-        &found
-    };
+    // A note quoting the message may rank below the ten the gate weighs (it reads only
+    // those): one search deep enough for both.
+    let found = search(k, &terms.join(" "), Shape::Words, QUOTE_DEPTH);
+    let quoted = gate::quoting(&found, &phrases(raw));
     gated(
         cx,
         "error",
-        found,
+        &found,
         gate::Form::Error,
         false,
         &quoted,

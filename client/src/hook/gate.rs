@@ -323,7 +323,7 @@ pub fn names_own_code(found: &Found<'_>, prompt: &str) -> bool {
 /// a phrase many notes show is a tool's banner, not this failure's message.
 pub fn quoting(
     found: &Found<'_>,
-    phrases: &std::collections::HashSet<u64>,
+    phrases: &crate::hook::keywords::Phrases,
 ) -> Vec<(usize, Verdict)> {
     use crate::hook::keywords::quotes;
     let all = scores(found);

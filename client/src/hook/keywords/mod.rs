@@ -17,7 +17,7 @@ pub use files::{
     file_name_term, is_config_name, name_words, path_stem, pattern_words, plain_name_words,
     tool_names, tool_words,
 };
-pub use phrases::{phrases, quotes};
+pub use phrases::{Phrases, phrases, quotes};
 pub use prompt::{
     PROMPT_TERMS, code_names, is_question, is_work_request, prompt_terms, prompt_terms_up_to,
 };

@@ -2,8 +2,6 @@
 //! nearly all of them informative (`warning block supersedes default value argument`). A
 //! note that quotes one is about that very message, whatever the ranking thinks.
 
-use std::collections::HashSet;
-
 /// Words in a phrase: five are seldom shared by chance between an output and a note, six
 /// never were over the judged errors (`docs/benchmarks.md`, "Seventh pass").
 pub const PHRASE_WORDS: usize = 6;
@@ -18,51 +16,109 @@ const GLUE: &[&str] = &[
     "of", "on", "or", "that", "the", "this", "to", "with",
 ];
 
-/// The lowercase ASCII words of `text` (letters, digits, `_`), as phrases are compared.
-fn words(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .filter(|w| !w.is_empty())
-        .map(str::to_ascii_lowercase)
+/// Each byte lowercased when it belongs to a word (ASCII letters, digits, `_`), else 0.
+const WORD_BYTE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        if c.is_ascii_alphanumeric() || c == b'_' {
+            t[b] = c.to_ascii_lowercase();
+        }
+        b += 1;
+    }
+    t
+};
+
+/// Calls `f` with a hash of each lowercase ASCII word of `line` (letters, digits, `_`) and
+/// the word itself, as phrases are compared. Byte by byte and without allocation: up to 50
+/// entry bodies are read on every error hook call.
+fn each_word(line: &[u8], mut f: impl FnMut(u64, &[u8])) {
+    const START: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut h = START;
+    let mut from = 0;
+    for (i, &b) in line.iter().enumerate() {
+        let folded = WORD_BYTE[usize::from(b)];
+        if folded != 0 {
+            // FNV-1a over the lowercased bytes.
+            h = (h ^ u64::from(folded)).wrapping_mul(0x0100_0000_01b3);
+        } else {
+            if i > from {
+                f(h, &line[from..i]);
+            }
+            h = START;
+            from = i + 1;
+        }
+    }
+    if line.len() > from {
+        f(h, &line[from..]);
+    }
 }
 
-fn key(run: &[String]) -> u64 {
-    xxhash_rust::xxh3::xxh3_64(run.join(" ").as_bytes())
+/// Whether a word is weak in a phrase: glue or a number.
+fn weak(w: &[u8]) -> bool {
+    w.iter().all(u8::is_ascii_digit)
+        || (w.len() <= 4 && GLUE.iter().any(|g| g.as_bytes().eq_ignore_ascii_case(w)))
+}
+
+/// One key for a run of word hashes, order-sensitive.
+fn key(run: &[u64]) -> u64 {
+    run.iter().fold(0u64, |k, &h| {
+        (k.rotate_left(17) ^ h).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    })
+}
+
+/// The quotable phrases of a failure's output, as [`phrases`] finds them: sorted keys.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Phrases(Vec<u64>);
+
+impl Phrases {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn contains(&self, k: u64) -> bool {
+        self.0.binary_search(&k).is_ok()
+    }
 }
 
 /// The quotable phrases of `output` (a failure's output, `Exit code` line included or
-/// not), as keys for [`quotes`]: every run of [`PHRASE_WORDS`] words on one line of which
-/// at most one is glue or a number.
-pub fn phrases(output: &str) -> HashSet<u64> {
-    let mut out = HashSet::new();
-    let mut cut = output.len().min(MAX_BYTES);
-    while !output.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    for line in output[..cut].lines().take(MAX_LINES) {
-        let w: Vec<String> = words(line).collect();
-        for run in w.windows(PHRASE_WORDS) {
-            let weak = run
-                .iter()
-                .filter(|x| {
-                    GLUE.binary_search(&x.as_str()).is_ok() || x.bytes().all(|b| b.is_ascii_digit())
-                })
-                .count();
-            if weak <= 1 {
-                out.insert(key(run));
+/// not): every run of [`PHRASE_WORDS`] words on one line of which at most one is glue or a
+/// number.
+pub fn phrases(output: &str) -> Phrases {
+    let mut out = Vec::new();
+    let mut words: Vec<(u64, bool)> = Vec::new();
+    let mut run: Vec<u64> = Vec::with_capacity(PHRASE_WORDS);
+    let text = &output.as_bytes()[..output.len().min(MAX_BYTES)];
+    for line in text.split(|&b| b == b'\n').take(MAX_LINES) {
+        words.clear();
+        each_word(line, |h, w| words.push((h, weak(w))));
+        for window in words.windows(PHRASE_WORDS) {
+            if window.iter().filter(|w| w.1).count() <= 1 {
+                run.clear();
+                run.extend(window.iter().map(|w| w.0));
+                out.push(key(&run));
             }
         }
     }
-    out
+    out.sort_unstable();
+    out.dedup();
+    Phrases(out)
 }
 
 /// Whether `text` (an entry's body or title) quotes one of `phrases` on one of its lines.
-pub fn quotes(text: &str, phrases: &HashSet<u64>) -> bool {
-    !phrases.is_empty()
-        && text.lines().any(|line| {
-            let w: Vec<String> = words(line).collect();
-            w.windows(PHRASE_WORDS)
-                .any(|run| phrases.contains(&key(run)))
-        })
+pub fn quotes(text: &str, phrases: &Phrases) -> bool {
+    if phrases.is_empty() {
+        return false;
+    }
+    let mut words: Vec<u64> = Vec::new();
+    text.as_bytes().split(|&b| b == b'\n').any(|line| {
+        words.clear();
+        each_word(line, |h, _| words.push(h));
+        words
+            .windows(PHRASE_WORDS)
+            .any(|run| phrases.contains(key(run)))
+    })
 }
 
 #[cfg(test)]
@@ -89,7 +145,10 @@ mod tests {
     fn runs_of_glue_and_numbers_are_not_phrases() {
         assert!(phrases("it is in the at 1 2 3").is_empty());
         assert!(phrases("Tests: 1 failed, 1 passed, 2 total").is_empty());
-        assert_eq!(phrases("no schema has been selected to create in").len(), 1);
+        assert_eq!(
+            phrases("no schema has been selected to create in").0.len(),
+            1
+        );
         assert!(GLUE.windows(2).all(|w| w[0] < w[1]), "sorted");
     }
 
