@@ -92,6 +92,27 @@ fn path_literals(rel: &str) -> Vec<String> {
     out
 }
 
+/// Takes the hits of one layer's search (`found`, search `s` of the hook's) that passed its
+/// rule, `(hit, verdict)` in the order to show them, while the layer has fewer than
+/// [`LAYER_MAX`] and the session has not seen them.
+fn take_layer(
+    taken: &mut Vec<(Layer, usize, usize)>,
+    injection: &mut Injection<'_>,
+    layer: Layer,
+    s: usize,
+    found: &Found<'_>,
+    passed: impl IntoIterator<Item = (usize, gate::Verdict)>,
+) {
+    for (at, v) in passed {
+        let h = &found.hits[at];
+        if taken.iter().filter(|t| t.0 == layer).count() < LAYER_MAX
+            && injection.take(h.project, h.hit.entry.id, h.hit.score, v.signal, 0.0)
+        {
+            taken.push((layer, s, at));
+        }
+    }
+}
+
 pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
     let input = cx.input;
     let tool = input.str("tool_name").unwrap_or("");
@@ -192,14 +213,14 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
             })
             .collect();
         order.sort_by_key(|(at, v)| (v.signal != Signal::FileTitle, *at));
-        for (at, v) in order {
-            let h = &found.hits[at];
-            if taken.iter().filter(|t| t.0 == layer).count() < LAYER_MAX
-                && injection.take(h.project, h.hit.entry.id, h.hit.score, v.signal, 0.0)
-            {
-                taken.push((layer, searches.len(), at));
-            }
-        }
+        take_layer(
+            &mut taken,
+            &mut injection,
+            layer,
+            searches.len(),
+            &found,
+            order,
+        );
         searches.push(found);
     }
     // 4. Entries that write out the file's project path, or its deep folder's, when no
@@ -211,14 +232,15 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
     let mut path_found: Option<&str> = None;
     for path in &paths {
         let found = search(k, path, Shape::All, SEARCH_DEPTH);
-        for (at, v) in gate::writes_path(&found, path) {
-            let h = &found.hits[at];
-            if taken.iter().filter(|t| t.0 == Layer::Path).count() < LAYER_MAX
-                && injection.take(h.project, h.hit.entry.id, h.hit.score, v.signal, 0.0)
-            {
-                taken.push((Layer::Path, searches.len(), at));
-            }
-        }
+        let passed = gate::writes_path(&found, path);
+        take_layer(
+            &mut taken,
+            &mut injection,
+            Layer::Path,
+            searches.len(),
+            &found,
+            passed,
+        );
         searches.push(found);
         if !taken.is_empty() {
             path_found = Some(path);
@@ -233,14 +255,15 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
     };
     if (1..=2).contains(&config_words.len()) {
         let found = search(k, &config_words.join(" "), Shape::Words, SEARCH_DEPTH);
-        for (at, v) in gate::titles_config(&found, &config_words) {
-            let h = &found.hits[at];
-            if taken.iter().filter(|t| t.0 == Layer::Config).count() < LAYER_MAX
-                && injection.take(h.project, h.hit.entry.id, h.hit.score, v.signal, 0.0)
-            {
-                taken.push((Layer::Config, searches.len(), at));
-            }
-        }
+        let passed = gate::titles_config(&found, &config_words);
+        take_layer(
+            &mut taken,
+            &mut injection,
+            Layer::Config,
+            searches.len(),
+            &found,
+            passed,
+        );
         searches.push(found);
     }
     // 6. A tool's file whose name says little: a user-level configuration file outside the
@@ -265,17 +288,17 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
         let found = search(k, &words.join(" "), Shape::Words, SEARCH_DEPTH);
         // The title may name the product rather than the program (`nvim`: Neovim).
         let names = tool_names(&tools);
-        for at in 0..found.hits.len() {
-            let Some(v) = gate::about_tool(&found, at, &names) else {
-                continue;
-            };
-            let h = &found.hits[at];
-            if taken.iter().filter(|t| t.0 == Layer::Tool).count() < LAYER_MAX
-                && injection.take(h.project, h.hit.entry.id, h.hit.score, v.signal, 0.0)
-            {
-                taken.push((Layer::Tool, searches.len(), at));
-            }
-        }
+        let passed: Vec<(usize, gate::Verdict)> = (0..found.hits.len())
+            .filter_map(|at| gate::about_tool(&found, at, &names).map(|v| (at, v)))
+            .collect();
+        take_layer(
+            &mut taken,
+            &mut injection,
+            Layer::Tool,
+            searches.len(),
+            &found,
+            passed,
+        );
         searches.push(found);
     }
     let lines = |layer: Layer| -> Vec<String> {
