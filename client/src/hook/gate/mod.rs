@@ -1,6 +1,14 @@
 //! The relevance gate: which search hits a hook may inject. A hit passes only with evidence
-//! that it is about this prompt, error or file; otherwise the hook says nothing.
-//! docs/hooks.md explains the rules; benches/relevance.py measures them.
+//! that it is about this prompt, error or file; otherwise the hook says nothing. Here the
+//! evidence points of prompt and error hits; in `literal` the rules for hits that name what
+//! the hook saw. docs/hooks.md explains the rules; benches/relevance.py measures them.
+
+mod literal;
+
+pub use literal::{
+    MAX_NAME_DF, MAX_NAMED_DF, about_tool, names_file, names_rare_term, quoting, title_says,
+    titles_config, writes_path,
+};
 
 use crate::knowledge::{Found, ProjectHit};
 use helix_index_format::relevance::Evidence;
@@ -16,15 +24,6 @@ pub const MIN_POINTS: f32 = 3.2;
 /// knowledge, and close runners-up are the alternatives (near-duplicates, the other half
 /// of an answer), not the tail.
 pub const FOLLOW_RATIO: f32 = 0.6;
-/// Ambient: a file's name (or a removed symbol, or a searched pattern) must be in at most
-/// this many entries for a literal mention alone to count as being about it.
-pub const MAX_NAME_DF: u64 = 3;
-/// Ambient: a file's name in at most this many entries still counts for the entries whose
-/// title or topic says what the file is (`tmux` for `.tmux.conf`, `tsconfig` for
-/// `tsconfig.json`): tool configuration files are named by a handful of notes about the
-/// tool, while an app's own `user.rb` is named in passing by notes about something else.
-pub const MAX_NAMED_DF: u64 = 10;
-
 /// What the searched text is, as far as the gate cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Form {
@@ -318,38 +317,8 @@ pub fn names_own_code(found: &Found<'_>, prompt: &str) -> bool {
     })
 }
 
-/// Errors: the hits that quote a phrase of the failure's output (see
-/// [`crate::hook::keywords::phrases`]), best first. None when more than [`MAX_NAME_DF`] do:
-/// a phrase many notes show is a tool's banner, not this failure's message.
-pub fn quoting(
-    found: &Found<'_>,
-    phrases: &crate::hook::keywords::Phrases,
-) -> Vec<(usize, Verdict)> {
-    use crate::hook::keywords::quotes;
-    let all = scores(found);
-    let out: Vec<(usize, Verdict)> = (0..found.hits.len())
-        .filter(|&at| {
-            let e = &found.hits[at].hit.entry;
-            quotes(e.body, phrases) || quotes(e.title, phrases)
-        })
-        .map(|at| {
-            let evidence = Evidence::of(found.query_of(&found.hits[at]), &found.stats, &all, at);
-            let v = Verdict {
-                pass: true,
-                points: 0.0,
-                signal: Signal::Quote,
-                evidence,
-            };
-            (at, v)
-        })
-        .collect();
-    if out.len() as u64 > MAX_NAME_DF {
-        return Vec::new();
-    }
-    out
-}
-
-fn scores(found: &Found<'_>) -> Vec<(f32, u32)> {
+/// Each hit's score and matched-term mask, as [`Evidence::of`] takes them.
+pub(super) fn scores(found: &Found<'_>) -> Vec<(f32, u32)> {
     found
         .hits
         .iter()
@@ -386,158 +355,6 @@ pub fn passing<'f, 'k>(
         out.push((h, v));
     }
     out
-}
-
-/// Ambient: whether hit `h` names the rare term that query term 0 is (a file's whole name,
-/// a removed symbol, a pattern), and how rare it is.
-pub fn names_rare_term(found: &Found<'_>, h: &ProjectHit<'_>) -> Option<Verdict> {
-    let query = found.query_of(h);
-    let term = query.terms().first()?;
-    let df = found.stats.df(&term.text);
-    if h.hit.matched & 1 == 0 || df == 0 || df > MAX_NAME_DF {
-        return None;
-    }
-    let evidence = Evidence::of(query, &found.stats, &scores(found), 0);
-    Some(Verdict {
-        pass: true,
-        points: 0.0,
-        signal: Signal::FileName,
-        evidence,
-    })
-}
-
-/// Ambient: whether hit `h` of a whole-name search is about the file whose name words
-/// (lowercase, see [`crate::hook::keywords::name_words`]) are `words`. It must name the
-/// file (query term 0); then it passes when at most [`MAX_NAME_DF`] entries do, or when at
-/// most [`MAX_NAMED_DF`] do and its title or topic carries one of the words.
-pub fn names_file(found: &Found<'_>, h: &ProjectHit<'_>, words: &[String]) -> Option<Verdict> {
-    let query = found.query_of(h);
-    let term = query.terms().first()?;
-    let df = found.stats.df(&term.text);
-    if h.hit.matched & 1 == 0 || df == 0 || df > MAX_NAMED_DF {
-        return None;
-    }
-    let titled = title_says(h.hit.entry.title, h.hit.entry.topic, words);
-    if !titled && df > MAX_NAME_DF {
-        return None;
-    }
-    let evidence = Evidence::of(query, &found.stats, &scores(found), 0);
-    Some(Verdict {
-        pass: true,
-        points: 0.0,
-        signal: if titled {
-            Signal::FileTitle
-        } else {
-            Signal::FileName
-        },
-        evidence,
-    })
-}
-
-/// Ambient, for a user-level configuration file (`~/.ssh/config`): whether hit `at` of a
-/// search for the tool and the file's name words (`ssh config`) contains every one of them
-/// and its title or topic names the tool. Such a file's name is too generic to be searched
-/// alone, and its tool is in the path, not the name.
-pub fn about_tool(found: &Found<'_>, at: usize, tools: &[String]) -> Option<Verdict> {
-    let h = found.hits.get(at)?;
-    let evidence = Evidence::of(found.query_of(h), &found.stats, &scores(found), at);
-    let whole = evidence.required >= 2 && evidence.matched == evidence.required;
-    (whole && title_says(h.hit.entry.title, h.hit.entry.topic, tools)).then_some(Verdict {
-        pass: true,
-        points: 0.0,
-        signal: Signal::ToolFile,
-        evidence,
-    })
-}
-
-/// Ambient: the hits of a search for a project path (`src/content/config.ts`, or a folder
-/// `test/mailers/previews/`) that write it out literally, at the start of a path (not
-/// inside a longer name: `latest/mailers/…` is not `test/mailers/…`). None when more than
-/// [`MAX_NAME_DF`] of the searched hits do: a path many entries show is an example, not
-/// their subject.
-pub fn writes_path(found: &Found<'_>, path: &str) -> Vec<(usize, Verdict)> {
-    let out: Vec<usize> = (0..found.hits.len())
-        .filter(|&at| {
-            let e = &found.hits[at].hit.entry;
-            literal_path(e.body, path) || literal_path(e.title, path)
-        })
-        .collect();
-    if out.len() as u64 > MAX_NAME_DF {
-        return Vec::new();
-    }
-    out.into_iter()
-        .map(|at| {
-            let h = &found.hits[at];
-            let evidence = Evidence::of(found.query_of(h), &found.stats, &scores(found), at);
-            let v = Verdict {
-                pass: true,
-                points: 0.0,
-                signal: Signal::FilePath,
-                evidence,
-            };
-            (at, v)
-        })
-        .collect()
-}
-
-/// Ambient, for a configuration file whose name nothing writes out (`honeybadger.yml`,
-/// `~/.gitconfig`): the hits of a search for its name's `words` that contain all of them
-/// and whose title or topic says every one. None when more than [`MAX_NAME_DF`] do: the
-/// name is then a common word of titles, not one tool's.
-pub fn titles_config(found: &Found<'_>, words: &[String]) -> Vec<(usize, Verdict)> {
-    let all = scores(found);
-    let out: Vec<(usize, Verdict)> = (0..found.hits.len())
-        .filter_map(|at| {
-            let h = &found.hits[at];
-            let evidence = Evidence::of(found.query_of(h), &found.stats, &all, at);
-            let titled = words.iter().all(|w| {
-                title_says(
-                    h.hit.entry.title,
-                    h.hit.entry.topic,
-                    std::slice::from_ref(w),
-                )
-            });
-            (evidence.matched == evidence.required && titled).then_some((
-                at,
-                Verdict {
-                    pass: true,
-                    points: 0.0,
-                    signal: Signal::ConfigTitle,
-                    evidence,
-                },
-            ))
-        })
-        .collect();
-    if out.len() as u64 > MAX_NAME_DF {
-        return Vec::new();
-    }
-    out
-}
-
-/// Whether `text` contains `path` where a path starts: after nothing, or after a character
-/// that cannot be part of a file name (`./` and a leading `/` are fine).
-fn literal_path(text: &str, path: &str) -> bool {
-    text.match_indices(path).any(|(i, _)| {
-        text[..i]
-            .chars()
-            .next_back()
-            .is_none_or(|c| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '@')))
-    })
-}
-
-/// Whether a title or topic has one of `words` as a word (or its plural, or its singular).
-pub fn title_says(title: &str, topic: &str, words: &[String]) -> bool {
-    let same = |w: &str, x: &str| {
-        w == x || w.strip_suffix('s') == Some(x) || x.strip_suffix('s') == Some(w)
-    };
-    title
-        .split(|c: char| !c.is_alphanumeric())
-        .chain(std::iter::once(topic))
-        .filter(|w| !w.is_empty())
-        .any(|w| {
-            let w = w.to_lowercase();
-            words.iter().any(|x| same(&w, x))
-        })
 }
 
 #[cfg(test)]
@@ -613,44 +430,6 @@ mod tests {
             ..ev(1, 12, 0.98 / 27.9, f32::INFINITY)
         };
         assert!(points(&e, Form::Error, Cues::default()).0 < MIN_POINTS);
-    }
-
-    #[test]
-    fn a_path_counts_where_a_path_starts() {
-        let p = "test/mailers/previews/";
-        assert!(literal_path("put it in test/mailers/previews/base.rb", p));
-        assert!(literal_path("`./test/mailers/previews/a.rb`", p));
-        assert!(literal_path("/app/test/mailers/previews/a.rb", p));
-        assert!(!literal_path("see latest/mailers/previews/a.rb", p));
-        assert!(!literal_path("my-test/mailers/previews/a.rb", p));
-        assert!(!literal_path("test/mailers/preview.rb", p));
-    }
-
-    #[test]
-    fn titles_that_say_what_a_file_is() {
-        let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert!(title_says("Enabling Vi Mode", "tmux", &words(&["tmux"])));
-        assert!(title_says(
-            "Install From Nonstandard Brewfile",
-            "brew",
-            &words(&["brewfile"])
-        ));
-        assert!(title_says(
-            "Inspect Configuration Of Database Connection",
-            "rails",
-            &words(&["database"])
-        ));
-        assert!(title_says(
-            "List Running Ruby Versions",
-            "ruby",
-            &words(&["version"])
-        ));
-        assert!(!title_says(
-            "View The Current File In GitHub",
-            "git",
-            &words(&["user"])
-        ));
-        assert!(!title_says("Anything", "vim", &[]));
     }
 
     #[test]
