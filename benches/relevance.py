@@ -58,10 +58,11 @@ TARGETS = {"everyday_inject": 0.10, "targeted_hit3": 0.90}
 # more written the same way after session 6's relevance changes, never tuned on; `fresh7`
 # and `fresh8`: 100 each, written the same way in session 7 from notes no earlier case
 # expects (seeds 7057, 8069) after its first ambient changes, then `fresh7` looked at;
-# `fresh9`: 100 more (seed 9091) written during session 7, first run after all its changes.
+# `fresh9`: 100 more (seed 9091) written during session 7, first run after its changes;
+# `fresh10`: 100 more (seed 10103) written at its end, first run on its final build.
 SPLITS = (
     "tune", "heldout", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7",
-    "fresh8", "fresh9",
+    "fresh8", "fresh9", "fresh10",
 )
 
 
