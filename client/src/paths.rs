@@ -70,10 +70,28 @@ pub fn legacy_pending_dir(project: &str) -> PathBuf {
 /// and port under different paths are two servers, with caches and pending queues of their
 /// own. The scheme and any userinfo, query or fragment are not part of the key.
 pub fn server_key(url: &str) -> String {
+    let (host_port, path) = split_url(url);
+    let path = path.trim_matches('/');
+    if path.is_empty() {
+        return safe_key(&host_port);
+    }
+    let hash = xxhash_rust::xxh3::xxh3_64(path.as_bytes());
+    let shown: String = path.chars().take(40).collect();
+    safe_key(&format!("{host_port}/{shown}-{:08x}", hash >> 32))
+}
+
+/// [`server_key`] of the server's host and port alone, its path left out: the key versions
+/// before paths were part of it gave a server under a path.
+pub fn host_key(url: &str) -> String {
+    safe_key(&split_url(url).0)
+}
+
+/// `host:port` (the scheme's default port when none is given; userinfo dropped, never put
+/// into a path) and the path of a server URL, without query or fragment.
+fn split_url(url: &str) -> (String, &str) {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
     let rest = rest.split(['?', '#']).next().unwrap_or("");
     let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
-    // Drop any userinfo; never put credentials into a path.
     let authority = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
     let mut host_port = authority.to_string();
     if !host_port.contains(':') || host_port.ends_with(']') {
@@ -84,13 +102,13 @@ pub fn server_key(url: &str) -> String {
         };
         host_port = format!("{host_port}:{default}");
     }
-    let path = path.trim_matches('/');
-    if !path.is_empty() {
-        let hash = xxhash_rust::xxh3::xxh3_64(path.as_bytes());
-        let shown: String = path.chars().take(40).collect();
-        host_port = format!("{host_port}/{shown}-{:08x}", hash >> 32);
-    }
-    let key: String = host_port
+    (host_port, path)
+}
+
+/// `raw` with every character but letters, digits, `.` and `-` made `_`, never empty nor
+/// starting with a dot: one safe path component.
+fn safe_key(raw: &str) -> String {
+    let key: String = raw
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
@@ -192,6 +210,8 @@ mod tests {
         assert!(a.starts_with("corp.example_443_team-a-"), "{a}");
         assert_ne!(a, b);
         assert_ne!(a, server_key("https://corp.example"));
+        assert_eq!(host_key("https://corp.example/team-a"), "corp.example_443");
+        assert_eq!(host_key("http://u:p@h:1/x?y"), server_key("http://h:1"));
         // A trailing slash, a query or credentials do not change the server.
         assert_eq!(a, server_key("https://u:p@corp.example/team-a/?x=1"));
         // Paths that read alike once made filename-safe still differ.

@@ -204,9 +204,8 @@ mod tests {
     use super::*;
     use crate::{BuildInfo, Entry, build};
 
-    #[test]
-    fn drop_common_keeps_rare_terms_and_the_least_common_of_the_rest() {
-        // "w{i}" is in the first i * 10 of 100 entries; "rare" in one.
+    /// 100 entries: "w{i}" is in the first i * 10 of them; "rare" in one.
+    fn spread_index() -> Vec<u8> {
         let entries: Vec<Entry> = (0..100)
             .map(|d| Entry {
                 id: format!("t/e{d:03}.md"),
@@ -221,7 +220,12 @@ mod tests {
                 ..Entry::default()
             })
             .collect();
-        let bytes = build(&entries, &BuildInfo::default()).unwrap();
+        build(&entries, &BuildInfo::default()).unwrap()
+    }
+
+    #[test]
+    fn drop_common_keeps_rare_terms_and_the_least_common_of_the_rest() {
+        let bytes = spread_index();
         let index = Index::open(&bytes[..]).unwrap();
         let mut q = Query::for_index("w9 rare w1 w5 w3 nosuch", &index);
         let stats = Stats::of(&index, &q).unwrap();
@@ -230,7 +234,12 @@ mod tests {
         let kept: Vec<&str> = q.terms().iter().map(|t| t.text.as_str()).collect();
         assert_eq!(kept, ["rare", "w1", "w3", "nosuch"]);
         assert_eq!(q.drop_common(&stats, 2, 5), 0);
+    }
 
+    #[test]
+    fn keep_rarest_keeps_the_rarest_terms_or_none_when_one_is_in_no_entry() {
+        let index_bytes = spread_index();
+        let index = Index::open(&index_bytes[..]).unwrap();
         let mut q = Query::for_index("w9 w3 rare w5", &index);
         let stats = Stats::of(&index, &q).unwrap();
         q.keep_rarest(&stats, 2);

@@ -134,12 +134,7 @@ pub enum Migration {
 /// server's).
 fn own_keys(server: &str) -> Vec<String> {
     let key = crate::paths::server_key(server);
-    // Everything up to the path: the scheme (it picks the default port) and the authority.
-    let path_at = server.find("://").map_or(0, |i| i + 3);
-    let origin = server[path_at..]
-        .find('/')
-        .map_or(server, |i| &server[..path_at + i]);
-    let bare = crate::paths::server_key(origin);
+    let bare = crate::paths::host_key(server);
     if bare == key {
         vec![key]
     } else {

@@ -242,6 +242,12 @@ mod tests {
         // The user's own dot-named home directory is not a tool.
         assert!(tool_words(Path::new("/home/.ann/x"), Some(Path::new("/home/.ann"))).is_empty());
         assert_eq!(plain_name_words("known_hosts"), ["known", "hosts"]);
+        assert_eq!(plain_name_words("init.lua"), ["init"]);
+        assert_eq!(plain_name_words(".envrc"), ["envrc"]);
+    }
+
+    #[test]
+    fn run_commands_files_name_their_tool_and_configuration_files_are_told_from_source() {
         assert_eq!(name_words(".envrc"), ["envrc", "env"]);
         assert_eq!(name_words(".psqlrc"), ["psqlrc", "psql"]);
         assert_eq!(name_words("npmrc"), ["npmrc"]);
@@ -259,8 +265,6 @@ mod tests {
             assert!(!is_config_name(source), "{source}");
         }
         assert!(CONFIG_EXTENSIONS.windows(2).all(|w| w[0] < w[1]), "sorted");
-        assert_eq!(plain_name_words("init.lua"), ["init"]);
-        assert_eq!(plain_name_words(".envrc"), ["envrc"]);
     }
 
     #[test]
