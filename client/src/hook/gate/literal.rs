@@ -3,6 +3,7 @@
 //! entries do; no evidence points are counted.
 
 use super::{Signal, Verdict, scores};
+use crate::hook::keywords::{Phrases, quotes};
 use crate::knowledge::{Found, ProjectHit};
 use helix_index_format::relevance::Evidence;
 
@@ -18,26 +19,34 @@ pub const MAX_NAMED_DF: u64 = 10;
 /// Errors: the hits that quote a phrase of the failure's output (see
 /// [`crate::hook::keywords::phrases`]), best first. None when more than [`MAX_NAME_DF`] do:
 /// a phrase many notes show is a tool's banner, not this failure's message.
-pub fn quoting(
+pub fn quoting(found: &Found<'_>, phrases: &Phrases) -> Vec<(usize, Verdict)> {
+    few(found, Signal::Quote, |h, _| {
+        quotes(h.hit.entry.body, phrases) || quotes(h.hit.entry.title, phrases)
+    })
+}
+
+/// The hits of `found` that pass `test` (given the hit and its evidence), as verdicts with
+/// `signal`; none when more than [`MAX_NAME_DF`] do: what many entries say is not what
+/// any of them is about.
+fn few(
     found: &Found<'_>,
-    phrases: &crate::hook::keywords::Phrases,
+    signal: Signal,
+    test: impl Fn(&ProjectHit<'_>, &Evidence) -> bool,
 ) -> Vec<(usize, Verdict)> {
-    use crate::hook::keywords::quotes;
     let all = scores(found);
     let out: Vec<(usize, Verdict)> = (0..found.hits.len())
-        .filter(|&at| {
-            let e = &found.hits[at].hit.entry;
-            quotes(e.body, phrases) || quotes(e.title, phrases)
-        })
-        .map(|at| {
-            let evidence = Evidence::of(found.query_of(&found.hits[at]), &found.stats, &all, at);
-            let v = Verdict {
-                pass: true,
-                points: 0.0,
-                signal: Signal::Quote,
-                evidence,
-            };
-            (at, v)
+        .filter_map(|at| {
+            let h = &found.hits[at];
+            let evidence = Evidence::of(found.query_of(h), &found.stats, &all, at);
+            test(h, &evidence).then_some((
+                at,
+                Verdict {
+                    pass: true,
+                    points: 0.0,
+                    signal,
+                    evidence,
+                },
+            ))
         })
         .collect();
     if out.len() as u64 > MAX_NAME_DF {
@@ -114,28 +123,9 @@ pub fn about_tool(found: &Found<'_>, at: usize, tools: &[String]) -> Option<Verd
 /// [`MAX_NAME_DF`] of the searched hits do: a path many entries show is an example, not
 /// their subject.
 pub fn writes_path(found: &Found<'_>, path: &str) -> Vec<(usize, Verdict)> {
-    let out: Vec<usize> = (0..found.hits.len())
-        .filter(|&at| {
-            let e = &found.hits[at].hit.entry;
-            literal_path(e.body, path) || literal_path(e.title, path)
-        })
-        .collect();
-    if out.len() as u64 > MAX_NAME_DF {
-        return Vec::new();
-    }
-    out.into_iter()
-        .map(|at| {
-            let h = &found.hits[at];
-            let evidence = Evidence::of(found.query_of(h), &found.stats, &scores(found), at);
-            let v = Verdict {
-                pass: true,
-                points: 0.0,
-                signal: Signal::FilePath,
-                evidence,
-            };
-            (at, v)
-        })
-        .collect()
+    few(found, Signal::FilePath, |h, _| {
+        literal_path(h.hit.entry.body, path) || literal_path(h.hit.entry.title, path)
+    })
 }
 
 /// Ambient, for a configuration file whose name nothing writes out (`honeybadger.yml`,
@@ -143,33 +133,13 @@ pub fn writes_path(found: &Found<'_>, path: &str) -> Vec<(usize, Verdict)> {
 /// and whose title or topic says every one. None when more than [`MAX_NAME_DF`] do: the
 /// name is then a common word of titles, not one tool's.
 pub fn titles_config(found: &Found<'_>, words: &[String]) -> Vec<(usize, Verdict)> {
-    let all = scores(found);
-    let out: Vec<(usize, Verdict)> = (0..found.hits.len())
-        .filter_map(|at| {
-            let h = &found.hits[at];
-            let evidence = Evidence::of(found.query_of(h), &found.stats, &all, at);
-            let titled = words.iter().all(|w| {
-                title_says(
-                    h.hit.entry.title,
-                    h.hit.entry.topic,
-                    std::slice::from_ref(w),
-                )
-            });
-            (evidence.matched == evidence.required && titled).then_some((
-                at,
-                Verdict {
-                    pass: true,
-                    points: 0.0,
-                    signal: Signal::ConfigTitle,
-                    evidence,
-                },
-            ))
-        })
-        .collect();
-    if out.len() as u64 > MAX_NAME_DF {
-        return Vec::new();
-    }
-    out
+    few(found, Signal::ConfigTitle, |h, evidence| {
+        let (title, topic) = (h.hit.entry.title, h.hit.entry.topic);
+        evidence.matched == evidence.required
+            && words
+                .iter()
+                .all(|w| title_says(title, topic, std::slice::from_ref(w)))
+    })
 }
 
 /// Whether `text` contains `path` where a path starts: after nothing, or after a character
