@@ -12,7 +12,8 @@
 
 use helix_client::hook::gate;
 use helix_client::hook::keywords::{
-    ERROR_TERMS, PROMPT_TERMS, error_terms_up_to, error_text, file_name_term, prompt_terms_up_to,
+    ERROR_TERMS, PROMPT_TERMS, command_tools, error_terms_up_to, error_text, file_name_term,
+    prompt_terms_up_to,
 };
 use helix_client::knowledge::Knowledge;
 use helix_index_format::tokenize::Analyzer;
@@ -110,9 +111,11 @@ fn main() -> ExitCode {
         };
         let verdicts: Vec<Value> = form
             .map(|form| {
-                let own = form != gate::Form::Error && gate::names_own_code(&found, input);
+                let own_code = form != gate::Form::Error && gate::names_own_code(&found, input);
+                let tools = command_tools(c["command"].as_str().unwrap_or(""));
+                let seen = gate::Seen { own_code, tools: &tools };
                 (0..3)
-                    .filter_map(|at| gate::judge(&found, at, form, own))
+                    .filter_map(|at| gate::judge(&found, at, form, seen))
                     .map(|v| json!({"pass": v.pass, "points": v.points, "signal": v.signal.name(),
                                     "separation": v.evidence.separation, "coverage": v.evidence.coverage,
                                     "mass": v.evidence.mass, "matched": v.evidence.matched,
@@ -124,7 +127,7 @@ fn main() -> ExitCode {
             "{}",
             json!({"id": c["id"], "kind": c["kind"], "class": c["class"], "split": c["split"],
                    "expected": c["expected"], "query": query, "qterms": qterms, "hits": hits,
-                   "verdicts": verdicts})
+                   "verdicts": verdicts, "tools": command_tools(c["command"].as_str().unwrap_or(""))})
         );
     }
     ExitCode::SUCCESS

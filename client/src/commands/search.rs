@@ -215,7 +215,15 @@ fn print_explain(
         .collect();
     println!("    matched: {}", parts.join("; "));
     let recency = if bm25 > 0.0 { h.hit.score / bm25 } else { 1.0 };
-    if let Some(v) = gate::judge(found, at, form, own_code) {
+    if let Some(v) = gate::judge(
+        found,
+        at,
+        form,
+        gate::Seen {
+            own_code,
+            tools: &[],
+        },
+    ) {
         let e = v.evidence;
         println!(
             "    bm25 {bm25:.2} × recency {recency:.3}; gate {} ({:.2} points, needs {:.2}; signal {}): separation {:.2}×, gap {:.2}×, {}/{} words matched, coverage {:.2}, matched idf {:.1}, {} unknown; {}",
@@ -259,7 +267,7 @@ fn explain_json(
             })
         })
         .collect();
-    let gate = gate::judge(found, at, form, own_code).map(|v| {
+    let gate = gate::judge(found, at, form, gate::Seen { own_code, tools: &[] }).map(|v| {
         json!({
             "pass": v.pass,
             "points": v.points,

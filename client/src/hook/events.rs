@@ -6,7 +6,9 @@ use super::ctx::Ctx;
 use super::fresh;
 use super::gate;
 use super::inject::Injection;
-use super::keywords::{error_terms, error_text, is_build_command, phrases, prompt_terms};
+use super::keywords::{
+    command_tools, error_terms, error_text, is_build_command, phrases, prompt_terms,
+};
 use super::output::{self, MAX_CONTEXT_CHARS, Text, body_excerpt, entry_line, marked_title};
 use super::state::{self, State};
 use super::tools;
@@ -266,7 +268,7 @@ fn gated(
     hook: &'static str,
     found: &Found<'_>,
     form: gate::Form,
-    own_code: bool,
+    seen: gate::Seen<'_>,
     quoted: &[(usize, gate::Verdict)],
     header: &str,
 ) -> Option<String> {
@@ -277,7 +279,7 @@ fn gated(
     // Hits that quote the failure come first, then what the gate passes, INJECT_MAX in all.
     let quoted = quoted.iter().map(|&(at, v)| (&found.hits[at], v));
     let mut shown = 0;
-    for (h, v) in quoted.chain(gate::passing(found, form, own_code, INJECT_MAX)) {
+    for (h, v) in quoted.chain(gate::passing(found, form, seen, INJECT_MAX)) {
         if shown < INJECT_MAX
             && injection.take(h.project, h.hit.entry.id, h.hit.score, v.signal, v.points)
         {
@@ -305,7 +307,10 @@ pub fn prompt(cx: &Ctx<'_>) -> Option<String> {
         "prompt",
         &found,
         gate::Form::of_prompt(prompt),
-        gate::names_own_code(&found, prompt),
+        gate::Seen {
+            own_code: gate::names_own_code(&found, prompt),
+            tools: &[],
+        },
         &[],
         &format!("helix team knowledge that may apply to this prompt ({READ_HINT}):"),
     )
@@ -334,13 +339,17 @@ pub fn error(cx: &Ctx<'_>) -> Option<String> {
     // A note quoting the message may rank below the ten the gate weighs (it reads only
     // those): one search deep enough for both.
     let found = search(k, &terms.join(" "), Shape::Words, QUOTE_DEPTH);
+    let tools = command_tools(cx.input.tool_str("command").unwrap_or(""));
     let quoted = gate::quoting(&found, &phrases(raw));
     gated(
         cx,
         "error",
         &found,
         gate::Form::Error,
-        false,
+        gate::Seen {
+            own_code: false,
+            tools: &tools,
+        },
         &quoted,
         &format!("helix: the team has knowledge matching this error ({READ_HINT}):"),
     )

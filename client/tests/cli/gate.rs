@@ -625,3 +625,55 @@ fn an_error_whose_message_a_note_quotes_injects_that_note() {
     let (log, _) = helix_log(&f, &["--json", "--session", "q3"]);
     assert!(!log.contains("\"quote\""), "{log}");
 }
+
+fn failure_of(f: &Fixture, session: &str, command: &str, output: &str) -> String {
+    let mut input = f.input(
+        "PostToolUseFailure",
+        json!({"tool_name": "Bash", "tool_input": {"command": command},
+               "error": output, "is_interrupt": false}),
+    );
+    input["session_id"] = json!(session);
+    f.hook("error", &input)
+}
+
+/// A failure of a tool the knowledge has a topic for (`psql` → `postgres/`) counts that
+/// topic's entries more, by `TOOL_POINTS` (0.75); the same output from the user's own
+/// program or a test run does not, though it names the tool.
+#[test]
+fn an_error_of_a_tool_counts_the_tools_topic() {
+    let f = noisy();
+    f.write(
+        "knowledge/postgres/fuzzy-match.md",
+        "# Fuzzy matching names\n\nThe `fuzzystrmatch` extension gives `levenshtein(a, b)`; create the extension first or the function does not exist.\n",
+    );
+    f.write(
+        "knowledge/python/string-distance.md",
+        "# String distance in Python\n\nCompare names with `difflib`; a function that takes a character argument is not an extension.\n",
+    );
+    f.compile();
+    let output = "Exit code 1\nERROR:  function levenshtein(character varying, unknown) does not exist\n\
+                  LINE 1: select name from products order by levenshtein(name, 'chiar')\n\
+                  psql: hint: see the postgres log\n";
+    let points = |session: &str, command: &str| -> f64 {
+        let text = context(
+            &failure_of(&f, session, command, output),
+            "PostToolUseFailure",
+        );
+        assert!(
+            text.contains("kb:postgres/fuzzy-match.md"),
+            "{command}: {text}"
+        );
+        let (log, _) = helix_log(&f, &["--json", "--session", session]);
+        let log: Value = serde_json::from_str(&log).expect("helix log --json");
+        log["injections"][0]["entries"]
+            .as_array()
+            .and_then(|e| e.iter().find(|e| e["id"] == "kb:postgres/fuzzy-match.md"))
+            .and_then(|e| e["points"].as_f64())
+            .unwrap_or_else(|| panic!("{log}"))
+    };
+    let psql = points("t1", "psql -d shop_dev -c \"select …\"");
+    let own = points("t2", "python scripts/report.py");
+    let test = points("t3", "pytest tests/test_names.py");
+    assert!((psql - own - 0.75).abs() < 1e-3, "{psql} {own}");
+    assert!((test - own).abs() < 1e-6, "{test} {own}");
+}

@@ -88,6 +88,8 @@ pub enum Signal {
     Source,
     /// The text names the hit's topic (`vim`, `postgres`): it is about that area.
     Topic,
+    /// The failed command ran the tool of its topic (`psql` for `postgres/`; error).
+    Tool,
     /// It is about the tool whose user-level configuration file this is (ambient).
     ToolFile,
     /// It writes out the file's path, or its folder's, in the project (ambient).
@@ -115,6 +117,7 @@ impl Signal {
             Signal::Symbol => "symbol",
             Signal::Source => "source",
             Signal::Topic => "topic",
+            Signal::Tool => "tool",
             Signal::ToolFile => "tool-file",
             Signal::FilePath => "file-path",
             Signal::ConfigTitle => "config-title",
@@ -153,6 +156,10 @@ pub const MAX_ERROR_UNKNOWN_COVERED: u32 = 1;
 /// `vim/`). An error's output names its tool (`git`, `psql`) whatever went wrong, so errors
 /// get none.
 pub const TOPIC_POINTS: f32 = 1.0;
+/// Errors: points when the failed command ran the tool the hit's topic is about (`psql …`
+/// for a note under `postgres/`, see `keywords::command_tools`). Not the output's words: an
+/// output names its tool whatever went wrong, and test runs name none.
+pub const TOOL_POINTS: f32 = 0.75;
 /// Prompts: points lost when the prompt names code the knowledge has never seen (a
 /// `camelCase`, `PascalCase` or `snake_case` name no entry contains, see
 /// [`names_own_code`]): it is about the user's own code, which team knowledge rarely is.
@@ -164,13 +171,24 @@ pub const STATEMENT_POINTS: f32 = 0.75;
 /// Points a request for work loses.
 pub const WORK_PENALTY: f32 = 2.0;
 
-/// What a prompt says besides its words' evidence (prompts only; errors ignore both).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Cues {
-    /// The prompt names the hit's topic ([`names_topic`]).
-    pub topic: bool,
+/// What a hook saw besides the searched words, the same for every hit.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Seen<'a> {
     /// The prompt names code no searched entry contains ([`names_own_code`]).
     pub own_code: bool,
+    /// The tools the failed command ran (`keywords::command_tools`).
+    pub tools: &'a [String],
+}
+
+/// What the text says of one hit besides its words' evidence.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Cues {
+    /// The prompt names the hit's topic ([`names_topic`]); prompts only.
+    pub topic: bool,
+    /// The prompt names code no searched entry contains ([`names_own_code`]); prompts only.
+    pub own_code: bool,
+    /// The failed command ran the tool of the hit's topic ([`runs_topic`]); errors only.
+    pub tool: bool,
 }
 
 /// Evidence points of a prompt or error hit: separation counts one point per 1.5× lead
@@ -182,7 +200,8 @@ pub struct Cues {
 /// question two (a request for knowledge), a request for work minus [`WORK_PENALTY`], a
 /// lead over the next hit (a clearly best entry, even when the rest are not far behind on
 /// average), [`TOPIC_POINTS`] when the prompt names the hit's topic and minus
-/// [`OWN_CODE_PENALTY`] when it names code the knowledge has never seen ([`Cues`]).
+/// [`OWN_CODE_PENALTY`] when it names code the knowledge has never seen; errors
+/// [`TOOL_POINTS`] when the failed command ran the topic's tool ([`Cues`]).
 pub fn points(e: &Evidence, form: Form, cues: Cues) -> (f32, Signal) {
     let separation = if e.separation.is_finite() {
         // libm's, not the C library's: a hook process then maps no libm.so (docs/benchmarks.md).
@@ -245,6 +264,14 @@ pub fn points(e: &Evidence, form: Form, cues: Cues) -> (f32, Signal) {
             },
             Signal::Topic,
         ),
+        (
+            if cues.tool && !prompt {
+                TOOL_POINTS
+            } else {
+                0.0
+            },
+            Signal::Tool,
+        ),
     ];
     let penalty = if form == Form::Work {
         WORK_PENALTY
@@ -264,15 +291,15 @@ pub fn points(e: &Evidence, form: Form, cues: Cues) -> (f32, Signal) {
     (total, signal)
 }
 
-/// Judges hit `at` of `found` (a prompt or error search); `None` past the hits. `own_code`:
-/// the prompt names code the knowledge has never seen ([`names_own_code`]).
-pub fn judge(found: &Found<'_>, at: usize, form: Form, own_code: bool) -> Option<Verdict> {
+/// Judges hit `at` of `found` (a prompt or error search); `None` past the hits.
+pub fn judge(found: &Found<'_>, at: usize, form: Form, seen: Seen<'_>) -> Option<Verdict> {
     let h = found.hits.get(at)?;
     let query = found.query_of(h);
     let evidence = Evidence::of(query, &found.stats, &scores(found), at);
     let cues = Cues {
         topic: names_topic(query, h.hit.entry.topic),
-        own_code,
+        own_code: seen.own_code,
+        tool: runs_topic(seen.tools, h.hit.entry.topic),
     };
     let (points, signal) = points(&evidence, form, cues);
     Some(Verdict {
@@ -296,6 +323,16 @@ pub fn names_topic(query: &Query, topic: &str) -> bool {
         true
     });
     named
+}
+
+/// Whether `tools` (lowercase, from `keywords::command_tools`) hold the first word of
+/// `topic` (`github` for `github-actions`).
+pub fn runs_topic(tools: &[String], topic: &str) -> bool {
+    let first = topic
+        .split(|c: char| !c.is_alphanumeric())
+        .next()
+        .unwrap_or_default();
+    !first.is_empty() && tools.iter().any(|t| t.eq_ignore_ascii_case(first))
 }
 
 /// Whether `prompt` names code that no searched entry contains: a `camelCase`, multi-hump
@@ -332,7 +369,7 @@ pub(super) fn scores(found: &Found<'_>) -> Vec<(f32, u32)> {
 pub fn passing<'f, 'k>(
     found: &'f Found<'k>,
     form: Form,
-    own_code: bool,
+    seen: Seen<'_>,
     limit: usize,
 ) -> Vec<(&'f ProjectHit<'k>, Verdict)> {
     let mut out = Vec::new();
@@ -343,7 +380,7 @@ pub fn passing<'f, 'k>(
         if at > 0 && h.hit.score < FOLLOW_RATIO * first.hit.score {
             break;
         }
-        let Some(mut v) = judge(found, at, form, own_code) else {
+        let Some(mut v) = judge(found, at, form, seen) else {
             break;
         };
         if !v.pass {
@@ -379,12 +416,35 @@ mod tests {
     #[test]
     fn cues_move_prompts_not_errors() {
         let e = ev(4, 0, 0.5, 1.5);
-        let at = |form, topic, own_code| points(&e, form, Cues { topic, own_code }).0;
-        let plain = at(Form::Prompt, false, false);
-        assert!((at(Form::Prompt, true, false) - plain - TOPIC_POINTS).abs() < 1e-4);
-        assert!((plain - at(Form::Prompt, false, true) - OWN_CODE_PENALTY).abs() < 1e-4);
-        let error = at(Form::Error, false, false);
-        assert_eq!(at(Form::Error, true, true), error);
+        let at = |form, topic, own_code, tool| {
+            points(
+                &e,
+                form,
+                Cues {
+                    topic,
+                    own_code,
+                    tool,
+                },
+            )
+            .0
+        };
+        let plain = at(Form::Prompt, false, false, false);
+        assert!((at(Form::Prompt, true, false, false) - plain - TOPIC_POINTS).abs() < 1e-4);
+        assert!((plain - at(Form::Prompt, false, true, false) - OWN_CODE_PENALTY).abs() < 1e-4);
+        assert_eq!(at(Form::Prompt, false, false, true), plain);
+        let error = at(Form::Error, false, false, false);
+        assert_eq!(at(Form::Error, true, true, false), error);
+        assert!((at(Form::Error, false, false, true) - error - TOOL_POINTS).abs() < 1e-4);
+    }
+
+    #[test]
+    fn a_command_runs_a_topic_by_its_first_word() {
+        let tools = ["postgres".to_string(), "psql".to_string()];
+        assert!(runs_topic(&tools, "postgres"));
+        assert!(!runs_topic(&tools, "mysql"));
+        assert!(runs_topic(&["github".to_string()], "github-actions"));
+        assert!(!runs_topic(&[], "git"));
+        assert!(!runs_topic(&["git".to_string()], "github"));
     }
 
     #[test]
