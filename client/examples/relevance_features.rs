@@ -12,8 +12,8 @@
 
 use helix_client::hook::gate;
 use helix_client::hook::keywords::{
-    ERROR_TERMS, PROMPT_TERMS, command_tools, error_terms_up_to, error_text, file_name_term,
-    prompt_terms_up_to,
+    ERROR_TERMS, PROMPT_TERMS, command_tools, command_words, error_terms_up_to, error_text,
+    file_name_term, prompt_terms_up_to,
 };
 use helix_client::knowledge::Knowledge;
 use helix_index_format::tokenize::Analyzer;
@@ -57,7 +57,15 @@ fn main() -> ExitCode {
         let input = c["input"].as_str().unwrap_or("");
         let terms: Vec<String> = match c["kind"].as_str() {
             Some("prompt") => prompt_terms_up_to(input, pmax),
-            Some("error") => error_terms_up_to(&error_text(input), emax),
+            Some("error") => {
+                let mut t = error_terms_up_to(&error_text(input), emax);
+                for w in command_words(c["command"].as_str().unwrap_or("")) {
+                    if !t.contains(&w) {
+                        t.push(w);
+                    }
+                }
+                t
+            }
             _ => std::path::Path::new(input)
                 .file_name()
                 .and_then(|n| n.to_str())

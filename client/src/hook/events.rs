@@ -7,7 +7,7 @@ use super::fresh;
 use super::gate;
 use super::inject::Injection;
 use super::keywords::{
-    command_tools, error_terms, error_text, is_build_command, phrases, prompt_terms,
+    command_tools, command_words, error_terms, error_text, is_build_command, phrases, prompt_terms,
 };
 use super::output::{self, MAX_CONTEXT_CHARS, Text, body_excerpt, entry_line, marked_title};
 use super::state::{self, State};
@@ -332,14 +332,22 @@ pub fn error(cx: &Ctx<'_>) -> Option<String> {
             s.last_failure = now;
         });
     }
-    let terms = error_terms(&text);
+    let mut terms = error_terms(&text);
     if terms.is_empty() {
         return None;
+    }
+    // The tool that failed and what it was asked to do (`pg_dump -t …`, `git rebase
+    // --onto`) are what a note about the failure names, often more than its output does.
+    let command = cx.input.tool_str("command").unwrap_or("");
+    let tools = command_tools(command);
+    for w in command_words(command) {
+        if !terms.contains(&w) {
+            terms.push(w);
+        }
     }
     // A note quoting the message may rank below the ten the gate weighs (it reads only
     // those): one search deep enough for both.
     let found = search(k, &terms.join(" "), Shape::Words, QUOTE_DEPTH);
-    let tools = command_tools(cx.input.tool_str("command").unwrap_or(""));
     let quoted = gate::quoting(&found, &phrases(raw));
     gated(
         cx,

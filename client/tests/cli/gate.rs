@@ -677,3 +677,28 @@ fn an_error_of_a_tool_counts_the_tools_topic() {
     assert!((psql - own - 0.75).abs() < 1e-3, "{psql} {own}");
     assert!((test - own).abs() < 1e-6, "{test} {own}");
 }
+
+/// What the failed command asked for (`git rebase --onto`) is searched with its output:
+/// a note on it is found though the output never says `rebase`; the same output from a
+/// project script finds nothing.
+#[test]
+fn an_errors_command_words_are_searched() {
+    let f = noisy();
+    f.write(
+        "knowledge/git/rebase-onto.md",
+        "# Move a branch to a new base\n\n`git rebase --onto new-base old-base topic` replays only the topic's own commits.\n",
+    );
+    f.compile();
+    let output = "Exit code 128\nfatal: invalid upstream 'release-2024'\n";
+    let text = context(
+        &failure_of(
+            &f,
+            "w1",
+            "git rebase --onto release-2024 main topic",
+            output,
+        ),
+        "PostToolUseFailure",
+    );
+    assert!(text.contains("kb:git/rebase-onto.md"), "{text}");
+    assert_eq!(failure_of(&f, "w2", "./scripts/move-branch.sh", output), "");
+}
