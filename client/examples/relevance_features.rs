@@ -57,15 +57,11 @@ fn main() -> ExitCode {
         let input = c["input"].as_str().unwrap_or("");
         let terms: Vec<String> = match c["kind"].as_str() {
             Some("prompt") => prompt_terms_up_to(input, pmax),
-            Some("error") => {
-                let mut t = error_terms_up_to(&error_text(input), emax);
-                for w in command_words(c["command"].as_str().unwrap_or("")) {
-                    if !t.contains(&w) {
-                        t.push(w);
-                    }
-                }
-                t
-            }
+            Some("error") => error_terms_up_to(
+                &error_text(input),
+                &command_words(c["command"].as_str().unwrap_or("")),
+                emax,
+            ),
             _ => std::path::Path::new(input)
                 .file_name()
                 .and_then(|n| n.to_str())

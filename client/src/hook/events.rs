@@ -332,18 +332,13 @@ pub fn error(cx: &Ctx<'_>) -> Option<String> {
             s.last_failure = now;
         });
     }
-    let mut terms = error_terms(&text);
-    if terms.is_empty() {
-        return None;
-    }
     // The tool that failed and what it was asked to do (`pg_dump -t …`, `git rebase
     // --onto`) are what a note about the failure names, often more than its output does.
     let command = cx.input.tool_str("command").unwrap_or("");
     let tools = command_tools(command);
-    for w in command_words(command) {
-        if !terms.contains(&w) {
-            terms.push(w);
-        }
+    let terms = error_terms(&text, &command_words(command));
+    if terms.is_empty() {
+        return None;
     }
     // A note quoting the message may rank below the ten the gate weighs (it reads only
     // those): one search deep enough for both.

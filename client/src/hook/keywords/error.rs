@@ -194,14 +194,15 @@ fn is_error_noise(l: &str) -> bool {
 }
 
 /// Search terms of an error text: at most [`ERROR_TERMS`], the names it says are missing
-/// first, without paths, line numbers, versions and error boilerplate.
-/// Empty when the text is under 15 characters or yields fewer than 2 terms.
-pub fn error_terms(text: &str) -> Vec<String> {
-    error_terms_up_to(text, ERROR_TERMS)
+/// first, without paths, line numbers, versions and error boilerplate; then the failed
+/// command's words (`keywords::command_words`) it does not have. Empty when the text is
+/// under 15 characters or the two yield fewer than 2 terms.
+pub fn error_terms(text: &str, command_words: &[String]) -> Vec<String> {
+    error_terms_up_to(text, command_words, ERROR_TERMS)
 }
 
-/// [`error_terms`] keeping at most `max` terms.
-pub fn error_terms_up_to(text: &str, max: usize) -> Vec<String> {
+/// [`error_terms`] keeping at most `max` terms of the text.
+pub fn error_terms_up_to(text: &str, command_words: &[String], max: usize) -> Vec<String> {
     if text.trim().chars().count() < 15 {
         return Vec::new();
     }
@@ -245,7 +246,12 @@ pub fn error_terms_up_to(text: &str, max: usize) -> Vec<String> {
             all.push(c);
         }
     }
-    let terms = pick(all, max);
+    let mut terms = pick(all, max);
+    for w in command_words {
+        if !terms.iter().any(|t| t.eq_ignore_ascii_case(w)) {
+            terms.push(w.clone());
+        }
+    }
     // A single word says too little, unless it is what the error says is missing
     // (`no such file or directory: …/asdf.sh`), which leads the terms.
     let enough = terms.len() >= 2 || (says_missing && !terms.is_empty());
@@ -383,6 +389,7 @@ mod tests {
         }
         let terms = error_terms_up_to(
             "yarn global v1.22.19\nsuccess Installed \"vercel@33.5.3\" with binaries",
+            &[],
             16,
         );
         assert!(terms.iter().any(|t| t.contains("vercel")), "{terms:?}");
@@ -433,6 +440,7 @@ mod tests {
         // The missing name is kept even where the budget is tight and the word is noise.
         let terms = error_terms_up_to(
             "zsh: command not found: code\nwarning: something else entirely happened here",
+            &[],
             2,
         );
         assert_eq!(terms[0], "code", "{terms:?}");
@@ -444,10 +452,10 @@ mod tests {
         let puma = "Exit code 1\n=> Booting Puma\nPuma starting in single mode...\n*  Environment: development\nExiting\n/u/.gem/puma-6.4.2/lib/puma/binder.rb:334:in `initialize': Address already in use - bind(2) for \"127.0.0.1\" port 3000 (Errno::EADDRINUSE)\n\tfrom /u/.gem/puma-6.4.2/lib/puma/binder.rb:334:in `new'";
         let text = error_text(puma);
         assert!(text.contains("Address already in use"), "{text}");
-        let terms = error_terms(&text);
+        let terms = error_terms(&text, &[]);
         assert_eq!(terms[0], "port", "{terms:?}");
         let node = "Error: listen EADDRINUSE: :::3000\n    at Server.setupListenHandle";
-        assert!(error_terms(node).contains(&"port".to_string()));
+        assert!(error_terms(node, &[]).contains(&"port".to_string()));
         // A word that merely contains the name is not it.
         assert!(resource_words("XEADDRINUSEX ENOSPCY").is_empty());
         assert_eq!(
@@ -461,7 +469,7 @@ mod tests {
         let text = error_text(
             "Exit code 2\napp/models/order.rb:14: trailing whitespace.\n+  validates :status, presence: true\nREADME.md:22: trailing whitespace.\n+## Local setup",
         );
-        let terms = error_terms(&text);
+        let terms = error_terms(&text, &[]);
         assert!(terms.iter().any(|t| t == "whitespace"), "{terms:?}");
         assert!(
             !terms
@@ -471,6 +479,7 @@ mod tests {
         );
         let terms = error_terms(
             "ERROR:  relation \"bookings\" does not exist\nHINT:  Perhaps you meant to reference the table",
+            &[],
         );
         assert!(
             !terms
@@ -485,9 +494,9 @@ mod tests {
         let text = error_text(
             "Exit code 1\n/Users/dana/.zshrc:.:118: no such file or directory: /opt/homebrew/opt/asdf/libexec/asdf.sh",
         );
-        assert_eq!(error_terms(&text), ["asdf.sh"]);
+        assert_eq!(error_terms(&text, &[]), ["asdf.sh"]);
         // Any other lone word is not.
-        assert!(error_terms("Exit code 137\nKilled").is_empty());
+        assert!(error_terms("Exit code 137\nKilled", &[]).is_empty());
     }
 
     #[test]
@@ -495,11 +504,11 @@ mod tests {
         let e = "Exit code 101\n   Compiling foo v0.1.0\nerror[E0502]: cannot borrow `self.cache` as mutable\n --> src/main.rs:10:5\n";
         let text = error_text(e);
         assert!(!text.contains("Exit code"));
-        let terms = error_terms(&text);
+        let terms = error_terms(&text, &[]);
         assert!(terms.contains(&"e0502".to_string()), "{terms:?}");
         assert!(terms.contains(&"borrow".to_string()), "{terms:?}");
         assert!(!terms.iter().any(|t| t.contains("main")), "{terms:?}");
-        assert!(error_terms("Exit code 1").is_empty());
+        assert!(error_terms("Exit code 1", &[]).is_empty());
         // Stack frames, source excerpts and runtime versions go; a message that goes on
         // after a colon is kept whole.
         let node = "Exit code 1\nbin/rails aborted!\nStandardError: An error has occurred, all later migrations canceled:\n\nremove_column is only reversible if given a type.\n/app/db/migrate/20240611_x.rb:3:in `change'\n    at Object.<anonymous> (/app/x.js:1:2)\n       ^^^^^^\nNode.js v20.11.1";
@@ -511,14 +520,37 @@ mod tests {
         );
         assert!(!text.contains("^^^") && !text.contains("x.rb:3"), "{text}");
         // "FAIL" is boilerplate like "failed", also when a lone error line brings it along.
-        let terms = error_terms(&error_text(
-            "Exit code 1\nFAIL src/cart.test.ts\n  3 tests failed, run the tests again with --verbose",
-        ));
+        let terms = error_terms(
+            &error_text(
+                "Exit code 1\nFAIL src/cart.test.ts\n  3 tests failed, run the tests again with --verbose",
+            ),
+            &[],
+        );
         assert!(!terms.iter().any(|t| t.starts_with("fail")), "{terms:?}");
         // A lone error line brings the lines around it.
         let pending = "Exit code 1\nMigrations are pending. To resolve this issue, run:\n\n        bin/rails db:migrate RAILS_ENV=test\n\n (ActiveRecord::PendingMigrationError)";
-        let terms = error_terms(&error_text(pending));
+        let terms = error_terms(&error_text(pending), &[]);
         assert!(terms.iter().any(|t| t == "pending"), "{terms:?}");
         assert!(terms.len() <= ERROR_TERMS);
+    }
+
+    #[test]
+    fn the_commands_words_follow_the_outputs_and_count_toward_enough() {
+        let words = |ws: &[&str]| ws.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+        let text = error_text("Exit code 1\npsql: error: db/x.sql: No such file or directory");
+        assert!(
+            error_terms(&text, &[]).len() < 2,
+            "{:?}",
+            error_terms(&text, &[])
+        );
+        let terms = error_terms(&text, &words(&["docker", "exec", "psql"]));
+        assert!(terms.ends_with(&words(&["docker", "exec"])), "{terms:?}");
+        assert_eq!(
+            terms.iter().filter(|t| *t == "psql").count(),
+            1,
+            "{terms:?}"
+        );
+        // An output too short to say anything is not searched, whatever the command.
+        assert!(error_terms("Exit code 1", &words(&["git", "diff", "exit", "code"])).is_empty());
     }
 }
