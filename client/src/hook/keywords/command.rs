@@ -36,6 +36,7 @@ const PACKAGE_VERBS: &[&str] = &[
     "config",
     "create",
     "dedupe",
+    "global",
     "i",
     "info",
     "init",
@@ -403,6 +404,10 @@ mod tests {
         assert_eq!(tools("mise install && bundle install"), ["mise", "bundle"]);
         assert_eq!(tools("yarn dlx create-vite app"), ["create-vite"]);
         assert_eq!(tools("npm install --save-dev vite"), ["npm"]);
+        assert_eq!(
+            tools("yarn global add vercel && vercel --prod"),
+            ["yarn", "vercel"]
+        );
         // Test runs and the user's own programs name no tool.
         for c in [
             "pytest tests/test_cart.py -q",
