@@ -59,10 +59,12 @@ TARGETS = {"everyday_inject": 0.10, "targeted_hit3": 0.90}
 # and `fresh8`: 100 each, written the same way in session 7 from notes no earlier case
 # expects (seeds 7057, 8069) after its first ambient changes, then `fresh7` looked at;
 # `fresh9`: 100 more (seed 9091) written during session 7, first run after its changes;
-# `fresh10`: 100 more (seed 10103) written at its end, first run on its final build.
+# `fresh10`: 100 more (seed 10103) written at its end, first run on its final build;
+# `fresh11` and `fresh12`: 100 each (seeds 11113, 12119) written at the start of session 8,
+# first run on its final build.
 SPLITS = (
     "tune", "heldout", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7",
-    "fresh8", "fresh9", "fresh10",
+    "fresh8", "fresh9", "fresh10", "fresh11", "fresh12",
 )
 
 
