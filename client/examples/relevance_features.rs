@@ -62,6 +62,24 @@ fn main() -> ExitCode {
                 &command_words(c["command"].as_str().unwrap_or("")),
                 emax,
             ),
+            _ if std::env::var_os("XAMB").is_some() => {
+                // Experiment: the path's words (last three components, the name's words).
+                let comps: Vec<&str> = input.rsplit('/').take(3).collect();
+                let mut t: Vec<String> = Vec::new();
+                for (i, c) in comps.iter().enumerate() {
+                    let ws = if i == 0 {
+                        helix_client::hook::keywords::plain_name_words(c)
+                    } else {
+                        helix_client::hook::keywords::plain_name_words(&format!("{c}.x"))
+                    };
+                    for w in ws {
+                        if !w.chars().all(|ch| ch.is_ascii_digit()) && !t.contains(&w) {
+                            t.push(w);
+                        }
+                    }
+                }
+                t
+            }
             _ => std::path::Path::new(input)
                 .file_name()
                 .and_then(|n| n.to_str())
@@ -111,6 +129,7 @@ fn main() -> ExitCode {
         let form = match c["kind"].as_str() {
             Some("prompt") => Some(gate::Form::of_prompt(input)),
             Some("error") => Some(gate::Form::Error),
+            _ if std::env::var_os("XAMB").is_some() => Some(gate::Form::Error),
             _ => None,
         };
         let verdicts: Vec<Value> = form

@@ -10,13 +10,14 @@ use super::events::{READ_HINT, Shape, entry_ref_line, hit_line, search, topic_li
 use super::gate::{self, Signal};
 use super::inject::Injection;
 use super::keywords::{
-    file_name_term, is_config_name, name_words, pattern_words, plain_name_words, removed_symbols,
-    tool_names, tool_words,
+    file_name_term, is_config_name, name_words, path_words, pattern_words, plain_name_words,
+    removed_symbols, tool_names, tool_words,
 };
 use super::output::{self, MAX_CONTEXT_CHARS, Text};
 use super::state;
 use crate::knowledge::Found;
 use helix_index_format::EntryRef;
+use helix_index_format::relevance::SEPARATION_DEPTH;
 use std::path::{Component, Path, PathBuf};
 
 /// Hits looked at per search (the gate then keeps the literal mentions): every entry a
@@ -75,6 +76,7 @@ enum Layer {
     Path,
     Config,
     Tool,
+    Words,
 }
 
 /// What to look for written out in entries when nothing names the file: its project path
@@ -184,7 +186,7 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
         // What the file is, for titles: the file's name words; a symbol or pattern has none.
         let words = match layer {
             Layer::Named => name_words(query),
-            Layer::Impact | Layer::Path | Layer::Config | Layer::Tool => Vec::new(),
+            Layer::Impact | Layer::Path | Layer::Config | Layer::Tool | Layer::Words => Vec::new(),
         };
         // Entries whose title says what the file is come first, then by score.
         let mut order: Vec<(usize, gate::Verdict)> = found
@@ -197,7 +199,7 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
                     Layer::Impact => {
                         h.hit.entry.body.contains(query) || h.hit.entry.title.contains(query)
                     }
-                    Layer::Named | Layer::Path | Layer::Config | Layer::Tool => true,
+                    Layer::Named | Layer::Path | Layer::Config | Layer::Tool | Layer::Words => true,
                 };
                 let verdict = match layer {
                     Layer::Impact => gate::names_rare_term(&found, h).map(|mut v| {
@@ -206,7 +208,7 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
                     }),
                     Layer::Named => gate::names_file(&found, h, &words),
                     // Searched below, with its own rule.
-                    Layer::Path | Layer::Config | Layer::Tool => None,
+                    Layer::Path | Layer::Config | Layer::Tool | Layer::Words => None,
                 };
                 literal.then_some(())?;
                 verdict.map(|v| (at, v))
@@ -301,6 +303,26 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
         );
         searches.push(found);
     }
+    // 7. A file nothing names, whose path's words (its name's and two folders') an entry
+    // shares many of (`db/migrate/…_add_on_delete_cascade_to_orders.rb`, the note on adding
+    // ON DELETE CASCADE): the evidence gate, with a higher bar (`gate::about_path`).
+    let words = match file {
+        Some(f) if taken.is_empty() && about.is_empty() => path_words(rel.as_deref().unwrap_or(f)),
+        _ => Vec::new(),
+    };
+    if words.len() as u32 >= gate::PATH_MIN_MATCHED {
+        let found = search(k, &words.join(" "), Shape::Words, SEPARATION_DEPTH);
+        let passed = gate::about_path(&found, LAYER_MAX);
+        take_layer(
+            &mut taken,
+            &mut injection,
+            Layer::Words,
+            searches.len(),
+            &found,
+            passed,
+        );
+        searches.push(found);
+    }
     let lines = |layer: Layer| -> Vec<String> {
         taken
             .iter()
@@ -308,15 +330,16 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
             .map(|&(_, s, at)| hit_line(k.root(), &searches[s], &searches[s].hits[at]))
             .collect()
     };
-    let (impact, named, path, config, tool) = (
+    let (impact, named, path, config, tool, worded) = (
         lines(Layer::Impact),
         lines(Layer::Named),
         lines(Layer::Path),
         lines(Layer::Config),
         lines(Layer::Tool),
+        lines(Layer::Words),
     );
 
-    // 7. Coupling: topics whose entries share sources with this file (once per file).
+    // 8. Coupling: topics whose entries share sources with this file (once per file).
     let mut coupled = rel
         .as_deref()
         .map(|r| k.related_topics(r))
@@ -376,6 +399,12 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
     if !tool.is_empty() {
         t.line(&format!("Entries about {}:", tools.join(", ")));
         for line in &tool {
+            t.item(line);
+        }
+    }
+    if !worded.is_empty() {
+        t.line("Entries about what its path says:");
+        for line in &worded {
             t.item(line);
         }
     }

@@ -98,6 +98,8 @@ pub enum Signal {
     ConfigTitle,
     /// It quotes a phrase of the failure's output (error).
     Quote,
+    /// It shares much wording with the file's path: its name's and folders' words (ambient).
+    PathWords,
     /// It is a close runner-up of a first hit that passed.
     RunnerUp,
 }
@@ -122,6 +124,7 @@ impl Signal {
             Signal::FilePath => "file-path",
             Signal::ConfigTitle => "config-title",
             Signal::Quote => "quote",
+            Signal::PathWords => "path-words",
             Signal::RunnerUp => "runner-up",
         }
     }
@@ -392,6 +395,45 @@ pub fn passing<'f, 'k>(
             v.signal = Signal::RunnerUp;
         }
         out.push((h, v));
+    }
+    out
+}
+
+/// Ambient: points the first hit of a search for a path's words ([`about_path`]) needs,
+/// more than [`MIN_POINTS`]: a path is not written to be searched, and its words are the
+/// project's own as often as the knowledge's.
+pub const PATH_MIN_POINTS: f32 = 4.0;
+/// Ambient: path words the first hit must contain: one or two (`Cargo.toml`,
+/// `docs/architecture.md`, `app/serializers/invoice_serializer.rb`) say what any project
+/// has, not what this work is about.
+pub const PATH_MIN_MATCHED: u32 = 3;
+
+/// Ambient, for a file nothing names: the hits of a search for its path's words
+/// (`keywords::path_words`) to show, the first when it has [`PATH_MIN_MATCHED`] of them and
+/// [`PATH_MIN_POINTS`] as an error's hit would (unknown words are the project's own names),
+/// then the runners-up within [`FOLLOW_RATIO`] of its score.
+pub fn about_path(found: &Found<'_>, limit: usize) -> Vec<(usize, Verdict)> {
+    let mut out = Vec::new();
+    let Some(first) = found.hits.first() else {
+        return out;
+    };
+    for (at, h) in found.hits.iter().enumerate().take(limit) {
+        if at > 0 && h.hit.score < FOLLOW_RATIO * first.hit.score {
+            break;
+        }
+        let Some(mut v) = judge(found, at, Form::Error, Seen::default()) else {
+            break;
+        };
+        if at == 0 {
+            if v.points < PATH_MIN_POINTS || v.evidence.matched < PATH_MIN_MATCHED {
+                break;
+            }
+            v.signal = Signal::PathWords;
+        } else {
+            v.signal = Signal::RunnerUp;
+        }
+        v.pass = true;
+        out.push((at, v));
     }
     out
 }

@@ -195,6 +195,36 @@ pub fn plain_name_words(name: &str) -> Vec<String> {
     out
 }
 
+/// Names of a path whose words [`path_words`] reads: the file's and its two nearest folders'.
+const PATH_WORD_NAMES: usize = 3;
+
+/// The words of a path's file name and its two nearest folders, the file's first
+/// (`db/migrate/20240312_add_on_delete_cascade_to_orders.rb` → `add`, `delete`, `cascade`,
+/// `orders`, `migrate`, `db`… of 3 characters or more): what the work on that file is about,
+/// for a search when nothing names the file. Lowercase, without numbers and stop words.
+pub fn path_words(path: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let names = path
+        .rsplit(['/', '\\'])
+        .filter(|c| !c.is_empty() && *c != "." && *c != ".." && *c != "~")
+        .take(PATH_WORD_NAMES);
+    for (i, name) in names.enumerate() {
+        // A folder's dots are part of its name (`v1.2`, `.github`), a file's last one starts
+        // its extension.
+        let words = if i == 0 {
+            plain_name_words(name)
+        } else {
+            plain_name_words(&format!("{name}.dir"))
+        };
+        for w in words {
+            if !w.bytes().all(|b| b.is_ascii_digit()) && useful(&w) && !out.contains(&w) {
+                out.push(w);
+            }
+        }
+    }
+    out
+}
+
 /// Literal words of a glob or regex pattern worth searching (`**/*config*.rs` → `config`).
 pub fn pattern_words(pattern: &str) -> Vec<String> {
     const EXT: &[&str] = &[
@@ -223,6 +253,15 @@ mod tests {
     fn tool_names_add_the_product_a_program_name_stands_for() {
         let names = |t: &[&str]| tool_names(&t.iter().map(|s| s.to_string()).collect::<Vec<_>>());
         assert_eq!(names(&["nvim"]), ["nvim", "neovim"]);
+        assert_eq!(
+            path_words("db/migrate/20240312101500_add_on_delete_cascade_to_orders.rb"),
+            ["add", "delete", "cascade", "orders", "migrate"]
+        );
+        assert_eq!(
+            path_words("/home/ann/app/src/inngest/functions/record-purchase.ts"),
+            ["record", "purchase", "functions", "inngest"]
+        );
+        assert!(path_words("a.rs").is_empty());
         assert_eq!(names(&["code", "user"]), ["code", "user", "vscode"]);
         assert_eq!(names(&["ssh"]), ["ssh"]);
         assert!(TOOL_PRODUCTS.windows(2).all(|w| w[0].0 < w[1].0), "sorted");
