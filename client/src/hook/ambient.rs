@@ -3,7 +3,9 @@
 //! name it by its whole, rare name or write out its path or folder; for an edit, entries
 //! that name a symbol it removes; the topics that share sources with it. The searches pass
 //! a literal-mention gate (`gate::names_file`, `gate::names_rare_term`, `gate::writes_path`),
-//! and no entry is shown twice for the same file in a session.
+//! except the last, for a file nothing names: its path's words, under the evidence gate
+//! with a higher bar (`gate::about_path`). No entry is shown twice for the same file in a
+//! session.
 
 use super::ctx::Ctx;
 use super::events::{READ_HINT, Shape, entry_ref_line, hit_line, search, topic_list};
@@ -232,8 +234,11 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
         _ => Vec::new(),
     };
     let mut path_found: Option<&str> = None;
+    // Entries that write out the path, passed or not: it is an example of theirs.
+    let mut path_shown = false;
     for path in &paths {
         let found = search(k, path, Shape::All, SEARCH_DEPTH);
+        path_shown |= gate::any_writes_path(&found, path);
         let passed = gate::writes_path(&found, path);
         take_layer(
             &mut taken,
@@ -305,9 +310,13 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
     }
     // 7. A file nothing names, whose path's words (its name's and two folders') an entry
     // shares many of (`db/migrate/…_add_on_delete_cascade_to_orders.rb`, the note on adding
-    // ON DELETE CASCADE): the evidence gate, with a higher bar (`gate::about_path`).
+    // ON DELETE CASCADE): the evidence gate, with a higher bar (`gate::about_path`). Not
+    // when entries write the path out as an example (`git log -p app/models/user.rb`): they
+    // share every word of it and are not about it.
     let words = match file {
-        Some(f) if taken.is_empty() && about.is_empty() => path_words(rel.as_deref().unwrap_or(f)),
+        Some(f) if taken.is_empty() && about.is_empty() && !path_shown => {
+            path_words(rel.as_deref().unwrap_or(f))
+        }
         _ => Vec::new(),
     };
     if words.len() as u32 >= gate::PATH_MIN_MATCHED {

@@ -702,3 +702,36 @@ fn an_errors_command_words_are_searched() {
     assert!(text.contains("kb:git/rebase-onto.md"), "{text}");
     assert_eq!(failure_of(&f, "w2", "./scripts/move-branch.sh", output), "");
 }
+
+/// A file nothing names: an entry sharing three words or more of its name and folders, with
+/// the evidence gate's points, is about the work on it; a path that shares one or two words
+/// with entries (`create_users`) gets nothing.
+#[test]
+fn ambient_finds_what_a_files_path_says() {
+    let f = noisy();
+    f.write(
+        "knowledge/postgres/cascade.md",
+        "# Add ON DELETE CASCADE to a foreign key\n\nDrop the constraint and add it again with `on delete cascade`; orders then go with their customer.\n",
+    );
+    f.write(
+        "knowledge/misc/users.md",
+        "# Users sign in with email\n\nUsers create an account with their email address.\n",
+    );
+    f.compile();
+    let text = context(
+        &read(
+            &f,
+            "p1",
+            "db/migrate/20240312101500_add_on_delete_cascade_to_orders.rb",
+        ),
+        "PreToolUse",
+    );
+    assert!(text.contains("kb:postgres/cascade.md"), "{text}");
+    assert!(text.contains("Entries about what its path says:"), "{text}");
+    let (log, _) = helix_log(&f, &["--json", "--session", "p1"]);
+    assert!(log.contains("\"path-words\""), "{log}");
+    assert_eq!(
+        read(&f, "p2", "db/migrate/20240101120000_create_users.rb"),
+        ""
+    );
+}

@@ -128,6 +128,15 @@ pub fn writes_path(found: &Found<'_>, path: &str) -> Vec<(usize, Verdict)> {
     })
 }
 
+/// Ambient: whether any hit of a search for `path` writes it out, as [`writes_path`] reads
+/// it: then the knowledge shows that path as an example, whatever else it shares with it.
+pub fn any_writes_path(found: &Found<'_>, path: &str) -> bool {
+    found
+        .hits
+        .iter()
+        .any(|h| literal_path(h.hit.entry.body, path) || literal_path(h.hit.entry.title, path))
+}
+
 /// Ambient, for a configuration file whose name nothing writes out (`honeybadger.yml`,
 /// `~/.gitconfig`): the hits of a search for its name's `words` that contain all of them
 /// and whose title or topic says every one. None when more than [`MAX_NAME_DF`] do: the

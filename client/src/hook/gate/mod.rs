@@ -6,8 +6,8 @@
 mod literal;
 
 pub use literal::{
-    MAX_NAME_DF, MAX_NAMED_DF, about_tool, names_file, names_rare_term, quoting, title_says,
-    titles_config, writes_path,
+    MAX_NAME_DF, MAX_NAMED_DF, about_tool, any_writes_path, names_file, names_rare_term, quoting,
+    title_says, titles_config, writes_path,
 };
 
 use crate::knowledge::{Found, ProjectHit};

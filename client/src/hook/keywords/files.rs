@@ -185,8 +185,14 @@ pub fn plain_name_words(name: &str) -> Vec<String> {
         Some(dot) if dot > 0 => &bare[..dot],
         _ => bare,
     };
+    words_of(stem)
+}
+
+/// The lowercase words of 3 characters or more of `text`, split at anything not
+/// alphanumeric, each once.
+fn words_of(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for w in stem.split(|c: char| !c.is_alphanumeric()) {
+    for w in text.split(|c: char| !c.is_alphanumeric()) {
         let w = w.to_lowercase();
         if w.chars().count() >= 3 && !out.contains(&w) {
             out.push(w);
@@ -209,12 +215,11 @@ pub fn path_words(path: &str) -> Vec<String> {
         .filter(|c| !c.is_empty() && *c != "." && *c != ".." && *c != "~")
         .take(PATH_WORD_NAMES);
     for (i, name) in names.enumerate() {
-        // A folder's dots are part of its name (`v1.2`, `.github`), a file's last one starts
-        // its extension.
+        // A file's last dot starts its extension; a folder's dots are part of its name.
         let words = if i == 0 {
             plain_name_words(name)
         } else {
-            plain_name_words(&format!("{name}.dir"))
+            words_of(name)
         };
         for w in words {
             if !w.bytes().all(|b| b.is_ascii_digit()) && useful(&w) && !out.contains(&w) {
