@@ -61,10 +61,12 @@ TARGETS = {"everyday_inject": 0.10, "targeted_hit3": 0.90}
 # `fresh9`: 100 more (seed 9091) written during session 7, first run after its changes;
 # `fresh10`: 100 more (seed 10103) written at its end, first run on its final build;
 # `fresh11` and `fresh12`: 100 each (seeds 11113, 12119) written at the start of session 8,
-# first run on its final build.
+# first run on its build. `negatives` (a file of its own, `negatives.jsonl`, run with
+# `--cases`): everyday cases written in session 8 to stress its rules (ordinary project
+# files and tool failures), not part of the judged mix.
 SPLITS = (
     "tune", "heldout", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7",
-    "fresh8", "fresh9", "fresh10", "fresh11", "fresh12",
+    "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "negatives",
 )
 
 
