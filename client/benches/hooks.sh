@@ -230,6 +230,10 @@ for n in $SIZES; do
     # (as none quotes the output) the first 50 looked through for a quote.
     printf '{"session_id":"bench-@RUN@","cwd":"%s","hook_event_name":"PostToolUseFailure","tool_name":"Bash","tool_input":{"command":"cargo build"},"error":"Exit code 101\\n   Compiling ledger v0.3.0 (%s)\\nerror[E0425]: cannot find function `round_half_even_cents` in this scope\\n  --> src/db/ledger.rs:41:17\\n   |\\n41 |         let t = round_half_even_cents(total);\\n   |                 ^^^^^^^^^^^^^^^^^^^^^ not found in this scope\\n\\nerror: could not compile `ledger` (lib) due to 1 previous error","is_interrupt":false}' \
         "$repo" "$repo" > "$WORK/error-$n.json"
+    # A failed tool (psql): its tools and words read from the command, searched with the
+    # output, the tool cue weighed for every hit.
+    printf '{"session_id":"bench-@RUN@","cwd":"%s","hook_event_name":"PostToolUseFailure","tool_name":"Bash","tool_input":{"command":"psql -d ledger_dev --no-psqlrc -c \\"select round_half_even(total) from ledger\\""},"error":"Exit code 1\\nERROR:  function round_half_even(numeric) does not exist\\nLINE 1: select round_half_even(total) from ledger\\n               ^\\nHINT:  No function matches the given name and argument types. You might need to add explicit type casts.","is_interrupt":false}' \
+        "$repo" > "$WORK/error-tool-$n.json"
     {
         printf 'floor\t%s\t-\t%s\t%s\n' "$WORK/prompt-$n.json" "$WORK/floor" "$index"
         printf 'floor-lean\t%s\t-\t%s\t%s\n' "$WORK/prompt-$n.json" "$WORK/floor-lean" "$index"
@@ -240,6 +244,7 @@ for n in $SIZES; do
         printf 'ambient\t%s\t-\t%s\thook\tambient\n' "$WORK/ambient-$n.json" "$HELIX"
         printf 'ambient-read\t%s\t-\t%s\thook\tambient\n' "$WORK/ambient-read-$n.json" "$HELIX"
         printf 'error\t%s\t-\t%s\thook\terror\n' "$WORK/error-$n.json" "$HELIX"
+        printf 'error-tool\t%s\t-\t%s\thook\terror\n' "$WORK/error-tool-$n.json" "$HELIX"
         printf 'prompt-dup\t%s\t-\t%s\thook\tprompt\n' "$WORK/prompt-dup-$n.json" "$HELIX"
         if [ -n "${BASELINE:-}" ]; then
             printf 'baseline-prompt\t%s\t%s\t%s\thook\tprompt\n' "$WORK/prompt-$n.json" "$base_env" "$BASELINE"
@@ -247,6 +252,7 @@ for n in $SIZES; do
             printf 'baseline-ambient\t%s\t%s\t%s\thook\tambient\n' "$WORK/ambient-$n.json" "$base_env" "$BASELINE"
             printf 'baseline-ambient-read\t%s\t%s\t%s\thook\tambient\n' "$WORK/ambient-read-$n.json" "$base_env" "$BASELINE"
             printf 'baseline-error\t%s\t%s\t%s\thook\terror\n' "$WORK/error-$n.json" "$base_env" "$BASELINE"
+            printf 'baseline-error-tool\t%s\t%s\t%s\thook\terror\n' "$WORK/error-tool-$n.json" "$base_env" "$BASELINE"
         fi
     } > "$WORK/spec-$n.tsv"
     # The artifacts just written go to disk now, not while the hooks are timed: a hook that
