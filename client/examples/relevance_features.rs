@@ -12,8 +12,8 @@
 
 use helix_client::hook::gate;
 use helix_client::hook::keywords::{
-    ERROR_TERMS, PROMPT_TERMS, command_tools, command_words, error_terms_up_to, error_text,
-    file_name_term, prompt_terms_up_to,
+    ERROR_TERMS, FailedCommand, PROMPT_TERMS, error_terms_up_to, error_text, file_name_term,
+    prompt_terms_up_to,
 };
 use helix_client::knowledge::Knowledge;
 use helix_index_format::tokenize::Analyzer;
@@ -59,7 +59,7 @@ fn main() -> ExitCode {
             Some("prompt") => prompt_terms_up_to(input, pmax),
             Some("error") => error_terms_up_to(
                 &error_text(input),
-                &command_words(c["command"].as_str().unwrap_or("")),
+                &FailedCommand::read(c["command"].as_str().unwrap_or("")).words,
                 emax,
             ),
             _ if std::env::var_os("XAMB").is_some() => {
@@ -135,7 +135,7 @@ fn main() -> ExitCode {
         let verdicts: Vec<Value> = form
             .map(|form| {
                 let own_code = form != gate::Form::Error && gate::names_own_code(&found, input);
-                let tools = command_tools(c["command"].as_str().unwrap_or(""));
+                let tools = FailedCommand::read(c["command"].as_str().unwrap_or("")).tools;
                 let seen = gate::Seen { own_code, tools: &tools };
                 (0..3)
                     .filter_map(|at| gate::judge(&found, at, form, seen))
@@ -150,7 +150,7 @@ fn main() -> ExitCode {
             "{}",
             json!({"id": c["id"], "kind": c["kind"], "class": c["class"], "split": c["split"],
                    "expected": c["expected"], "query": query, "qterms": qterms, "hits": hits,
-                   "verdicts": verdicts, "tools": command_tools(c["command"].as_str().unwrap_or(""))})
+                   "verdicts": verdicts, "tools": FailedCommand::read(c["command"].as_str().unwrap_or("")).tools})
         );
     }
     ExitCode::SUCCESS

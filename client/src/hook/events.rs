@@ -7,7 +7,7 @@ use super::fresh;
 use super::gate;
 use super::inject::Injection;
 use super::keywords::{
-    command_tools, command_words, error_terms, error_text, is_build_command, phrases, prompt_terms,
+    FailedCommand, error_terms, error_text, is_build_command, phrases, prompt_terms,
 };
 use super::output::{self, MAX_CONTEXT_CHARS, Text, body_excerpt, entry_line, marked_title};
 use super::state::{self, State};
@@ -335,8 +335,8 @@ pub fn error(cx: &Ctx<'_>) -> Option<String> {
     // The tool that failed and what it was asked to do (`pg_dump -t …`, `git rebase
     // --onto`) are what a note about the failure names, often more than its output does.
     let command = cx.input.tool_str("command").unwrap_or("");
-    let tools = command_tools(command);
-    let terms = error_terms(&text, &command_words(command));
+    let FailedCommand { tools, words } = FailedCommand::read(command);
+    let terms = error_terms(&text, &words);
     if terms.is_empty() {
         return None;
     }

@@ -160,7 +160,7 @@ pub const MAX_ERROR_UNKNOWN_COVERED: u32 = 1;
 /// get none.
 pub const TOPIC_POINTS: f32 = 1.0;
 /// Errors: points when the failed command ran the tool the hit's topic is about (`psql …`
-/// for a note under `postgres/`, see `keywords::command_tools`). Not the output's words: an
+/// for a note under `postgres/`, see `keywords::FailedCommand`). Not the output's words: an
 /// output names its tool whatever went wrong, and test runs name none. The largest value
 /// that keeps everyday errors injecting at or under 10% over all judged cases (0.75 let
 /// 14 of 138 through).
@@ -181,7 +181,7 @@ pub const WORK_PENALTY: f32 = 2.0;
 pub struct Seen<'a> {
     /// The prompt names code no searched entry contains ([`names_own_code`]).
     pub own_code: bool,
-    /// The tools the failed command ran (`keywords::command_tools`).
+    /// The tools the failed command ran (`keywords::FailedCommand`).
     pub tools: &'a [String],
 }
 
@@ -330,7 +330,7 @@ pub fn names_topic(query: &Query, topic: &str) -> bool {
     named
 }
 
-/// Whether `tools` (lowercase, from `keywords::command_tools`) hold the first word of
+/// Whether `tools` (lowercase, from `keywords::FailedCommand`) hold the first word of
 /// `topic` (`github` for `github-actions`).
 pub fn runs_topic(tools: &[String], topic: &str) -> bool {
     let first = topic

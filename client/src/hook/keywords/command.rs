@@ -279,72 +279,75 @@ fn each_tool(command: &str, mut f: impl FnMut(&str, &[&str])) {
     }
 }
 
-/// The tools a failed command ran (`psql -d shop -f x.sql` → `postgres`, `psql`; `npx
-/// prisma generate` → `prisma`), lowercase, each after the product it belongs to: knowledge
-/// about them is likely about the failure. None for a test run or for programs that run or
-/// check the user's own code (`pytest …`, `cargo build`, `python manage.py …`, `npm run
-/// dev`, `eslint src`), whose failures are about that code.
-pub fn command_tools(command: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    each_tool(command, |tool, _| {
-        if let Ok(i) = PRODUCTS.binary_search_by_key(&tool, |(p, _)| *p) {
-            let product = PRODUCTS[i].1.to_string();
-            if !out.contains(&product) {
-                out.push(product);
-            }
-        }
-        if !out.iter().any(|t| t == tool) {
-            out.push(tool.to_string());
-        }
-    });
-    out
+/// What a failed command says to the error hook, read in one pass.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct FailedCommand {
+    /// The tools it ran (`psql -d shop -f x.sql` → `postgres`, `psql`; `npx prisma
+    /// generate` → `prisma`), lowercase, each after the product it belongs to: knowledge
+    /// about them is likely about the failure. None for a test run or for programs that run
+    /// or check the user's own code (`pytest …`, `cargo build`, `python manage.py …`, `npm
+    /// run dev`, `eslint src`), whose failures are about that code.
+    pub tools: Vec<String>,
+    /// The words of those tools worth searching with the output: each tool's name, its
+    /// subcommands and the names of its options (`git rebase --onto main topic` → `git`,
+    /// `rebase`, `onto`; `pg_dump -t users --schema-only` → `dump`, `schema`). Not what
+    /// follows the first option (option values: the user's own names), paths, file names,
+    /// quoted text or assignments.
+    pub words: Vec<String>,
 }
 
-/// The words of the tools a failed command ran worth searching with its output: each
-/// tool's name, its subcommands and the names of its options (`git rebase --onto main
-/// topic` → `git`, `rebase`, `onto`; `pg_dump -t users --schema-only` → `dump`, `schema`).
-/// Not what follows the first option (option values: the user's own names), paths, file
-/// names, quoted text or assignments. None when [`command_tools`] finds no tool.
-pub fn command_words(command: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut push = |w: &str| {
-        for part in w.split([':', '-', '_']) {
-            let part = part.to_ascii_lowercase();
-            if part.len() >= 3
-                && part.bytes().all(|b| b.is_ascii_alphabetic())
-                && useful(&part)
-                && !out.contains(&part)
-            {
-                out.push(part);
+impl FailedCommand {
+    pub fn read(command: &str) -> FailedCommand {
+        let mut tools: Vec<String> = Vec::new();
+        let mut words: Vec<String> = Vec::new();
+        let mut push = |w: &str| {
+            for part in w.split([':', '-', '_']) {
+                let part = part.to_ascii_lowercase();
+                if part.len() >= 3
+                    && part.bytes().all(|b| b.is_ascii_alphabetic())
+                    && useful(&part)
+                    && !words.contains(&part)
+                {
+                    words.push(part);
+                }
             }
-        }
-    };
-    each_tool(command, |tool, args| {
-        push(tool);
-        let mut options = false;
-        let mut quoted = false;
-        for raw in args {
-            let opens = raw.starts_with(['\'', '"']);
-            let closes = raw.len() > 1 && raw.ends_with(['\'', '"']);
-            if quoted || opens {
-                quoted = !closes;
-                continue;
+        };
+        each_tool(command, |tool, args| {
+            if let Ok(i) = PRODUCTS.binary_search_by_key(&tool, |(p, _)| *p) {
+                let product = PRODUCTS[i].1.to_string();
+                if !tools.contains(&product) {
+                    tools.push(product);
+                }
             }
-            if let Some(option) = raw.strip_prefix('-') {
-                options = true;
-                push(
-                    option
-                        .trim_start_matches('-')
-                        .split('=')
-                        .next()
-                        .unwrap_or_default(),
-                );
-            } else if !options && !raw.contains(['=', '.', '/']) {
-                push(raw);
+            if !tools.iter().any(|t| t == tool) {
+                tools.push(tool.to_string());
             }
-        }
-    });
-    out
+            push(tool);
+            let mut options = false;
+            let mut quoted = false;
+            for raw in args {
+                let opens = raw.starts_with(['\'', '"']);
+                let closes = raw.len() > 1 && raw.ends_with(['\'', '"']);
+                if quoted || opens {
+                    quoted = !closes;
+                    continue;
+                }
+                if let Some(option) = raw.strip_prefix('-') {
+                    options = true;
+                    push(
+                        option
+                            .trim_start_matches('-')
+                            .split('=')
+                            .next()
+                            .unwrap_or_default(),
+                    );
+                } else if !options && !raw.contains(['=', '.', '/']) {
+                    push(raw);
+                }
+            }
+        });
+        FailedCommand { tools, words }
+    }
 }
 
 #[cfg(test)]
@@ -361,7 +364,7 @@ mod tests {
 
     #[test]
     fn the_words_of_a_failed_command() {
-        let words = |c: &str| command_words(c);
+        let words = |c: &str| FailedCommand::read(c).words;
         assert_eq!(
             words("git rebase --onto main topic"),
             ["git", "rebase", "onto"]
@@ -388,7 +391,7 @@ mod tests {
 
     #[test]
     fn the_tools_a_failed_command_ran() {
-        let tools = |c: &str| command_tools(c);
+        let tools = |c: &str| FailedCommand::read(c).tools;
         assert_eq!(tools("psql -d shop_dev -f db/x.sql"), ["postgres", "psql"]);
         assert_eq!(tools("cd apps/web && npx prisma generate"), ["prisma"]);
         assert_eq!(tools("bundle exec rails db:migrate"), ["rails"]);

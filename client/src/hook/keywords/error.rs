@@ -195,7 +195,7 @@ fn is_error_noise(l: &str) -> bool {
 
 /// Search terms of an error text: at most [`ERROR_TERMS`], the names it says are missing
 /// first, without paths, line numbers, versions and error boilerplate; then the failed
-/// command's words (`keywords::command_words`) it does not have. Empty when the text is
+/// command's words (`keywords::FailedCommand`) it does not have. Empty when the text is
 /// under 15 characters or the two yield fewer than 2 terms.
 pub fn error_terms(text: &str, command_words: &[String]) -> Vec<String> {
     error_terms_up_to(text, command_words, ERROR_TERMS)

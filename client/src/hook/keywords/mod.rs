@@ -10,7 +10,7 @@ mod phrases;
 mod prompt;
 mod terms;
 
-pub use command::{command_tools, command_words, is_build_command};
+pub use command::{FailedCommand, is_build_command};
 pub use edits::removed_symbols;
 pub use error::{ERROR_TERMS, error_terms, error_terms_up_to, error_text};
 pub use files::{
