@@ -637,7 +637,7 @@ fn failure_of(f: &Fixture, session: &str, command: &str, output: &str) -> String
 }
 
 /// A failure of a tool the knowledge has a topic for (`psql` → `postgres/`) counts that
-/// topic's entries more, by `TOOL_POINTS` (0.6); the same output from the user's own
+/// topic's entries more, by `TOOL_POINTS`; the same output from the user's own
 /// program or a test run does not, though it names the tool.
 #[test]
 fn an_error_of_a_tool_counts_the_tools_topic() {
@@ -674,7 +674,8 @@ fn an_error_of_a_tool_counts_the_tools_topic() {
     let psql = points("t1", "psql -d shop_dev -c \"select …\"");
     let own = points("t2", "python scripts/report.py");
     let test = points("t3", "pytest tests/test_names.py");
-    assert!((psql - own - 0.6).abs() < 1e-3, "{psql} {own}");
+    let cue = f64::from(helix_client::hook::gate::TOOL_POINTS);
+    assert!((psql - own - cue).abs() < 1e-3, "{psql} {own}");
     assert!((test - own).abs() < 1e-6, "{test} {own}");
 }
 

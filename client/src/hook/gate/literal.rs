@@ -123,18 +123,18 @@ pub fn about_tool(found: &Found<'_>, at: usize, tools: &[String]) -> Option<Verd
 /// [`MAX_NAME_DF`] of the searched hits do: a path many entries show is an example, not
 /// their subject.
 pub fn writes_path(found: &Found<'_>, path: &str) -> Vec<(usize, Verdict)> {
-    few(found, Signal::FilePath, |h, _| {
-        literal_path(h.hit.entry.body, path) || literal_path(h.hit.entry.title, path)
-    })
+    few(found, Signal::FilePath, |h, _| writes_out(h, path))
 }
 
 /// Ambient: whether any hit of a search for `path` writes it out, as [`writes_path`] reads
 /// it: then the knowledge shows that path as an example, whatever else it shares with it.
 pub fn any_writes_path(found: &Found<'_>, path: &str) -> bool {
-    found
-        .hits
-        .iter()
-        .any(|h| literal_path(h.hit.entry.body, path) || literal_path(h.hit.entry.title, path))
+    found.hits.iter().any(|h| writes_out(h, path))
+}
+
+/// Whether hit `h` writes out `path` in its body or title, where a path starts.
+fn writes_out(h: &ProjectHit<'_>, path: &str) -> bool {
+    literal_path(h.hit.entry.body, path) || literal_path(h.hit.entry.title, path)
 }
 
 /// Ambient, for a configuration file whose name nothing writes out (`honeybadger.yml`,

@@ -206,7 +206,7 @@ const PATH_WORD_NAMES: usize = 3;
 
 /// The words of a path's file name and its two nearest folders, the file's first
 /// (`db/migrate/20240312_add_on_delete_cascade_to_orders.rb` → `add`, `delete`, `cascade`,
-/// `orders`, `migrate`, `db`… of 3 characters or more): what the work on that file is about,
+/// `orders`, `migrate`: words of 3 characters or more): what the work on that file is about,
 /// for a search when nothing names the file. Lowercase, without numbers and stop words.
 pub fn path_words(path: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
