@@ -61,12 +61,14 @@ TARGETS = {"everyday_inject": 0.10, "targeted_hit3": 0.90}
 # `fresh9`: 100 more (seed 9091) written during session 7, first run after its changes;
 # `fresh10`: 100 more (seed 10103) written at its end, first run on its final build;
 # `fresh11` and `fresh12`: 100 each (seeds 11113, 12119) written at the start of session 8,
-# first run on its build. `negatives` (a file of its own, `negatives.jsonl`, run with
+# first run on its build; `fresh13` and `fresh14`: 100 each (seeds 13127, 14143) written
+# at the start of session 9, their everyday errors half tool failures and their everyday
+# reads half ordinary project files; first run on its first ambient change. `negatives` (a file of its own, `negatives.jsonl`, run with
 # `--cases`): everyday cases written in session 8 to stress its rules (ordinary project
 # files and tool failures), not part of the judged mix.
 SPLITS = (
     "tune", "heldout", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7",
-    "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "negatives",
+    "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14", "negatives",
 )
 
 

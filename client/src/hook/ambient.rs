@@ -12,8 +12,8 @@ use super::events::{READ_HINT, Shape, entry_ref_line, hit_line, search, topic_li
 use super::gate::{self, Signal};
 use super::inject::Injection;
 use super::keywords::{
-    file_name_term, is_config_name, name_words, path_words, pattern_words, plain_name_words,
-    removed_symbols, tool_names, tool_words,
+    code_languages, file_name_term, is_config_name, name_words, path_words, pattern_words,
+    plain_name_words, removed_symbols, tool_names, tool_words,
 };
 use super::output::{self, MAX_CONTEXT_CHARS, Text};
 use super::state;
@@ -76,6 +76,7 @@ enum Layer {
     Impact,
     Named,
     Path,
+    Language,
     Config,
     Tool,
     Words,
@@ -188,7 +189,12 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
         // What the file is, for titles: the file's name words; a symbol or pattern has none.
         let words = match layer {
             Layer::Named => name_words(query),
-            Layer::Impact | Layer::Path | Layer::Config | Layer::Tool | Layer::Words => Vec::new(),
+            Layer::Impact
+            | Layer::Path
+            | Layer::Language
+            | Layer::Config
+            | Layer::Tool
+            | Layer::Words => Vec::new(),
         };
         // Entries whose title says what the file is come first, then by score.
         let mut order: Vec<(usize, gate::Verdict)> = found
@@ -201,7 +207,12 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
                     Layer::Impact => {
                         h.hit.entry.body.contains(query) || h.hit.entry.title.contains(query)
                     }
-                    Layer::Named | Layer::Path | Layer::Config | Layer::Tool | Layer::Words => true,
+                    Layer::Named
+                    | Layer::Path
+                    | Layer::Language
+                    | Layer::Config
+                    | Layer::Tool
+                    | Layer::Words => true,
                 };
                 let verdict = match layer {
                     Layer::Impact => gate::names_rare_term(&found, h).map(|mut v| {
@@ -210,7 +221,9 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
                     }),
                     Layer::Named => gate::names_file(&found, h, &words),
                     // Searched below, with its own rule.
-                    Layer::Path | Layer::Config | Layer::Tool | Layer::Words => None,
+                    Layer::Path | Layer::Language | Layer::Config | Layer::Tool | Layer::Words => {
+                        None
+                    }
                 };
                 literal.then_some(())?;
                 verdict.map(|v| (at, v))
@@ -254,7 +267,32 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
             break;
         }
     }
-    // 5. A configuration file that nothing names or writes out (`honeybadger.yml`,
+    // 5. A source file that nothing names or writes out (`config/initializers/flipper.rb`):
+    // entries whose title says every word of its name and that show code in its language.
+    let languages = name.map(code_languages).unwrap_or_default();
+    let source_words: Vec<String> = match name {
+        Some(n) if taken.is_empty() && about.is_empty() && !languages.is_empty() => name_words(n),
+        _ => Vec::new(),
+    };
+    if !source_words.is_empty() {
+        let found = search(k, &source_words.join(" "), Shape::Words, SEARCH_DEPTH);
+        let passed: Vec<(usize, gate::Verdict)> = (0..found.hits.len())
+            .filter_map(|at| {
+                gate::titles_name_in_language(&found, &found.hits[at], &source_words, languages)
+                    .map(|v| (at, v))
+            })
+            .collect();
+        take_layer(
+            &mut taken,
+            &mut injection,
+            Layer::Language,
+            searches.len(),
+            &found,
+            passed,
+        );
+        searches.push(found);
+    }
+    // 6. A configuration file that nothing names or writes out (`honeybadger.yml`,
     // `~/.gitconfig`): entries whose title or topic says every word of its name.
     let config_words: Vec<String> = match name {
         Some(n) if taken.is_empty() && about.is_empty() && is_config_name(n) => name_words(n),
@@ -273,7 +311,7 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
         );
         searches.push(found);
     }
-    // 6. A tool's file whose name says little: a user-level configuration file outside the
+    // 7. A tool's file whose name says little: a user-level configuration file outside the
     // project (`~/.ssh/config`, `~/.config/git/ignore`), or a file in a dot-directory at
     // the project's top (`.git/info/exclude`, `.vscode/launch.json`): entries about its
     // tool that say every word of the tool and the name.
@@ -308,7 +346,7 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
         );
         searches.push(found);
     }
-    // 7. A file nothing names, whose path's words (its name's and two folders') an entry
+    // 8. A file nothing names, whose path's words (its name's and two folders') an entry
     // shares many of (`db/migrate/…_add_on_delete_cascade_to_orders.rb`, the note on adding
     // ON DELETE CASCADE): the evidence gate, with a higher bar (`gate::about_path`). Not
     // when entries write the path out as an example (`git log -p app/models/user.rb`): they
@@ -339,16 +377,17 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
             .map(|&(_, s, at)| hit_line(k.root(), &searches[s], &searches[s].hits[at]))
             .collect()
     };
-    let (impact, named, path, config, tool, worded) = (
+    let (impact, named, path, language, config, tool, worded) = (
         lines(Layer::Impact),
         lines(Layer::Named),
         lines(Layer::Path),
+        lines(Layer::Language),
         lines(Layer::Config),
         lines(Layer::Tool),
         lines(Layer::Words),
     );
 
-    // 8. Coupling: topics whose entries share sources with this file (once per file).
+    // 9. Coupling: topics whose entries share sources with this file (once per file).
     let mut coupled = rel
         .as_deref()
         .map(|r| k.related_topics(r))
@@ -396,6 +435,12 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
             _ => t.line("Entries that write out its path:"),
         };
         for line in &path {
+            t.item(line);
+        }
+    }
+    if !language.is_empty() {
+        t.line(&format!("Entries about {}:", source_words.join(" ")));
+        for line in &language {
             t.item(line);
         }
     }

@@ -564,6 +564,39 @@ fn ambient_finds_a_configuration_files_tool_by_the_titles_that_name_it() {
     assert!(log.contains("\"config-title\""), "{log}");
 }
 
+/// A source file that no note names (`config/initializers/flipper.rb`): the notes whose title
+/// says its name's words and that show code in its language are about it. A title word in
+/// another language is a homonym (`queue.rs` and Elixir's message queue).
+#[test]
+fn ambient_finds_a_source_files_subject_by_title_and_language() {
+    let f = Fixture::uncompiled();
+    f.write(
+        "knowledge/rails/flipper-actors.md",
+        "# Flipper discards actors when a feature is fully enabled\n\nAfter enabling:\n\n```ruby\nFlipper.enable(:search)\n```\n",
+    );
+    f.write(
+        "knowledge/elixir/message-queue.md",
+        "# Inspect the process message queue\n\nAsk the process:\n\n```elixir\nProcess.info(self(), :messages)\n```\n",
+    );
+    f.write(
+        "knowledge/rails/unrelated.md",
+        "# Retry a job after an exception\n\n```ruby\nretry_on Timeout::Error\n```\n",
+    );
+    f.compile();
+    let text = context(
+        &read(&f, "a", "config/initializers/flipper.rb"),
+        "PreToolUse",
+    );
+    assert!(text.contains("Entries about flipper:"), "{text}");
+    assert!(text.contains("kb:rails/flipper-actors.md"), "{text}");
+    assert!(!text.contains("kb:rails/unrelated.md"), "{text}");
+    assert_eq!(read(&f, "b", "src/lib/queue.rs"), "");
+    // The same name in a language the note does not show is not its subject.
+    assert_eq!(read(&f, "c", "pkg/flipper.go"), "");
+    let (log, _) = helix_log(&f, &["--json"]);
+    assert!(log.contains("\"name-language\""), "{log}");
+}
+
 fn failure(f: &Fixture, session: &str, output: &str) -> String {
     let mut input = f.input(
         "PostToolUseFailure",

@@ -6,6 +6,7 @@ use super::{Signal, Verdict, scores};
 use crate::hook::keywords::{Phrases, quotes};
 use crate::knowledge::{Found, ProjectHit};
 use helix_index_format::relevance::Evidence;
+use helix_index_format::tokenize::Analyzer;
 
 /// Ambient: a file's name (or a removed symbol, or a searched pattern) must be in at most
 /// this many entries for a literal mention alone to count as being about it.
@@ -101,6 +102,55 @@ pub fn names_file(found: &Found<'_>, h: &ProjectHit<'_>, words: &[String]) -> Op
     })
 }
 
+/// Ambient, for a source file no entry names (`flipper.rb`, `Portal.jsx`): whether hit `h`
+/// of its whole-name search has every one of the name's `words` in its title, each in at
+/// most [`MAX_NAMED_DF`] entries, and shows code in one of the file's `languages` (see
+/// [`crate::hook::keywords::code_languages`]). A title word alone is a homonym as often as
+/// not (`queue.rs` and Elixir's message queue, `jwt.go` and a Ruby note on JWTs); in the
+/// file's own language it is the same subject.
+pub fn titles_name_in_language(
+    found: &Found<'_>,
+    h: &ProjectHit<'_>,
+    words: &[String],
+    languages: &[&str],
+) -> Option<Verdict> {
+    if words.is_empty() || !shows_code_in(h.hit.entry.body, languages) {
+        return None;
+    }
+    let query = found.query_of(h);
+    let analyzer = Analyzer::for_version(query.tokenizer_version());
+    let mut title: Vec<String> = Vec::new();
+    analyzer.tokens(h.hit.entry.title, |t, _| title.push(t.to_string()));
+    let mut every = true;
+    for w in words {
+        analyzer.tokens(w, |t, _| {
+            let df = found.stats.df(t);
+            every &= df > 0 && df <= MAX_NAMED_DF && title.iter().any(|x| x == t);
+        });
+    }
+    every.then(|| Verdict {
+        pass: true,
+        points: 0.0,
+        signal: Signal::NameLanguage,
+        evidence: Evidence::of(query, &found.stats, &scores(found), 0),
+    })
+}
+
+/// Whether `body` has a fenced code block in one of `languages` (its info string's first
+/// word, any case).
+fn shows_code_in(body: &str, languages: &[&str]) -> bool {
+    !languages.is_empty()
+        && body.lines().any(|line| {
+            let line = line.trim_start();
+            let info = line
+                .strip_prefix("```")
+                .or_else(|| line.strip_prefix("~~~"))
+                .map(|rest| rest.trim_start_matches(['`', '~']).trim());
+            info.and_then(|i| i.split([' ', '{', ',']).next())
+                .is_some_and(|lang| languages.iter().any(|l| lang.eq_ignore_ascii_case(l)))
+        })
+}
+
 /// Ambient, for a user-level configuration file (`~/.ssh/config`): whether hit `at` of a
 /// search for the tool and the file's name words (`ssh config`) contains every one of them
 /// and its title or topic names the tool. Such a file's name is too generic to be searched
@@ -180,6 +230,19 @@ pub fn title_says(title: &str, topic: &str, words: &[String]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn code_in_a_language_is_a_fenced_block_of_it() {
+        let rb = &["ruby", "rb"];
+        assert!(shows_code_in(
+            "Set it:\n\n```ruby\nFlipper.enable(:x)\n```\n",
+            rb
+        ));
+        assert!(shows_code_in("  ~~~ Ruby title=x\n", rb));
+        assert!(!shows_code_in("```elixir\nProcess.info(self())\n```", rb));
+        assert!(!shows_code_in("I use ruby daily: `ruby -v`", rb));
+        assert!(!shows_code_in("```ruby\n```", &[]));
+    }
 
     #[test]
     fn a_path_counts_where_a_path_starts() {

@@ -7,7 +7,7 @@ mod literal;
 
 pub use literal::{
     MAX_NAME_DF, MAX_NAMED_DF, about_tool, any_writes_path, names_file, names_rare_term, quoting,
-    title_says, titles_config, writes_path,
+    title_says, titles_config, titles_name_in_language, writes_path,
 };
 
 use crate::knowledge::{Found, ProjectHit};
@@ -94,6 +94,9 @@ pub enum Signal {
     ToolFile,
     /// It writes out the file's path, or its folder's, in the project (ambient).
     FilePath,
+    /// Its title says the words of a source file's name, and it shows code in the file's
+    /// language (ambient).
+    NameLanguage,
     /// Its title or topic says every word of a configuration file's name (ambient).
     ConfigTitle,
     /// It quotes a phrase of the failure's output (error).
@@ -122,6 +125,7 @@ impl Signal {
             Signal::Tool => "tool",
             Signal::ToolFile => "tool-file",
             Signal::FilePath => "file-path",
+            Signal::NameLanguage => "name-language",
             Signal::ConfigTitle => "config-title",
             Signal::Quote => "quote",
             Signal::PathWords => "path-words",

@@ -115,6 +115,64 @@ pub fn is_config_name(name: &str) -> bool {
     }
 }
 
+/// The languages a source file's code is written in, as Markdown code fences name them, by
+/// extension (sorted). A `.ts` file's subject is often shown in JavaScript, an `.erb`
+/// template's in Ruby or HTML.
+const CODE_LANGUAGES: &[(&str, &[&str])] = &[
+    ("bash", &["bash", "sh", "shell"]),
+    ("c", &["c"]),
+    ("clj", &["clojure", "clj"]),
+    ("cljs", &["clojure", "clojurescript", "cljs"]),
+    ("cpp", &["cpp", "c++"]),
+    ("cs", &["csharp", "cs", "c#"]),
+    ("css", &["css"]),
+    ("erb", &["erb", "ruby", "html"]),
+    ("ex", &["elixir", "ex"]),
+    ("exs", &["elixir", "exs"]),
+    ("go", &["go", "golang"]),
+    ("groq", &["groq"]),
+    ("html", &["html"]),
+    ("java", &["java"]),
+    ("js", &["javascript", "js"]),
+    ("jsx", &["jsx", "javascript", "js"]),
+    ("kt", &["kotlin", "kt"]),
+    ("lua", &["lua"]),
+    ("mjs", &["javascript", "js"]),
+    ("php", &["php"]),
+    ("prisma", &["prisma"]),
+    ("py", &["python", "py"]),
+    ("rake", &["ruby", "rb"]),
+    ("rb", &["ruby", "rb"]),
+    ("rs", &["rust", "rs"]),
+    ("scss", &["scss", "css"]),
+    ("sh", &["bash", "sh", "shell", "zsh"]),
+    ("sql", &["sql", "postgresql", "plpgsql", "mysql"]),
+    ("swift", &["swift"]),
+    ("ts", &["typescript", "ts", "javascript", "js"]),
+    (
+        "tsx",
+        &["tsx", "typescript", "ts", "jsx", "javascript", "js"],
+    ),
+    ("vim", &["vim", "vimscript", "viml"]),
+    ("vue", &["vue", "html", "javascript", "js"]),
+    ("zsh", &["zsh", "bash", "sh", "shell"]),
+];
+
+/// The code-fence languages of a source file's extension (`flipper.rb` → `ruby`, `rb`);
+/// empty for configuration files and unknown extensions.
+pub fn code_languages(name: &str) -> &'static [&'static str] {
+    let Some((stem, ext)) = name.trim().rsplit_once('.') else {
+        return &[];
+    };
+    if stem.is_empty() {
+        return &[];
+    }
+    let ext = ext.to_ascii_lowercase();
+    CODE_LANGUAGES
+        .binary_search_by(|(e, _)| (*e).cmp(ext.as_str()))
+        .map_or(&[], |i| CODE_LANGUAGES[i].1)
+}
+
 /// The tools a user-level configuration file belongs to, lowercase, from the directories
 /// of its path: a dot-directory (`~/.ssh/config` → `ssh`), the directory under `.config`
 /// (`~/.config/git/ignore` → `git`), the directory in `/etc` (`/etc/nginx/nginx.conf` →
@@ -270,6 +328,17 @@ mod tests {
         assert_eq!(names(&["code", "user"]), ["code", "user", "vscode"]);
         assert_eq!(names(&["ssh"]), ["ssh"]);
         assert!(TOOL_PRODUCTS.windows(2).all(|w| w[0].0 < w[1].0), "sorted");
+    }
+
+    #[test]
+    fn a_source_file_is_shown_in_the_languages_of_its_extension() {
+        assert!(CODE_LANGUAGES.windows(2).all(|w| w[0].0 < w[1].0), "sorted");
+        assert_eq!(code_languages("flipper.rb"), ["ruby", "rb"]);
+        assert!(code_languages("middleware.ts").contains(&"javascript"));
+        assert!(code_languages("Portal.JSX").contains(&"jsx"));
+        assert!(code_languages("vercel.json").is_empty());
+        assert!(code_languages(".rb").is_empty());
+        assert!(code_languages("Makefile").is_empty());
     }
 
     #[test]

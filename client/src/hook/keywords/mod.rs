@@ -14,8 +14,8 @@ pub use command::{FailedCommand, is_build_command};
 pub use edits::removed_symbols;
 pub use error::{ERROR_TERMS, error_terms, error_terms_up_to, error_text};
 pub use files::{
-    file_name_term, is_config_name, name_words, path_stem, path_words, pattern_words,
-    plain_name_words, tool_names, tool_words,
+    code_languages, file_name_term, is_config_name, name_words, path_stem, path_words,
+    pattern_words, plain_name_words, tool_names, tool_words,
 };
 pub use phrases::{Phrases, phrases, quotes};
 pub use prompt::{
