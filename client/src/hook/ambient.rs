@@ -275,7 +275,7 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
         _ => Vec::new(),
     };
     if !source_words.is_empty() {
-        let found = search(k, &source_words.join(" "), Shape::Words, SEARCH_DEPTH);
+        let found = search(k, &source_words.join(" "), Shape::Rare, SEARCH_DEPTH);
         let passed: Vec<(usize, gate::Verdict)> = (0..found.hits.len())
             .filter_map(|at| {
                 gate::titles_name_in_language(&found, &found.hits[at], &source_words, languages)

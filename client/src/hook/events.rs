@@ -121,6 +121,9 @@ pub(super) enum Shape {
     /// The two rarest terms, entries with both first, or none when a term is in no entry:
     /// a path's words, whose hits must contain every one.
     All,
+    /// Every term, or none when a term is in no entry or in more than
+    /// [`gate::MAX_NAMED_DF`]: names whose hits must say every one, and only rare ones.
+    Rare,
 }
 
 /// A hook's search: OR mode, recency on, no snippets.
@@ -142,6 +145,13 @@ pub(super) fn search<'k>(k: &'k Knowledge, query: &str, shape: Shape, limit: usi
         }
         Shape::All => q.keep_rarest(stats, 2),
         Shape::Whole => q.keep_first(),
+        Shape::Rare => {
+            let rare = |t: &str| (1..=gate::MAX_NAMED_DF).contains(&stats.df(t));
+            if !q.terms().iter().all(|t| rare(&t.text)) {
+                // No entry can pass: skip the search's work.
+                q.keep_rarest(stats, 0);
+            }
+        }
     });
     // Entries due for review rank lower: a score factor on the hits, then the order again
     // (stable, so equal scores keep the search's order).
