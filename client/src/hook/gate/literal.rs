@@ -103,8 +103,8 @@ pub fn names_file(found: &Found<'_>, h: &ProjectHit<'_>, words: &[String]) -> Op
 }
 
 /// Ambient, for a source file no entry names (`flipper.rb`, `Portal.jsx`): whether hit `h`
-/// of its whole-name search has every one of the name's `words` in its title, each in at
-/// most [`MAX_NAMED_DF`] entries, and shows code in one of the file's `languages` (see
+/// of a search for its name's `words` has every one in its title, each in at most
+/// [`MAX_NAMED_DF`] entries, and shows code in one of the file's `languages` (see
 /// [`crate::hook::keywords::code_languages`]). A title word alone is a homonym as often as
 /// not (`queue.rs` and Elixir's message queue, `jwt.go` and a Ruby note on JWTs); in the
 /// file's own language it is the same subject.
