@@ -150,7 +150,8 @@ fn main() -> ExitCode {
             "{}",
             json!({"id": c["id"], "kind": c["kind"], "class": c["class"], "split": c["split"],
                    "expected": c["expected"], "query": query, "qterms": qterms, "hits": hits,
-                   "verdicts": verdicts, "tools": FailedCommand::read(c["command"].as_str().unwrap_or("")).tools})
+                   "verdicts": verdicts, "tools": FailedCommand::read(c["command"].as_str().unwrap_or("")).tools,
+                   "words": FailedCommand::read(c["command"].as_str().unwrap_or("")).words})
         );
     }
     ExitCode::SUCCESS

@@ -91,6 +91,8 @@ pub fn error_text(error: &str) -> String {
             || lines[i].contains("(Errno::")
             // pytest's explanation lines (`E   Use -v to get more diff`).
             || lines[i].starts_with("E ")
+            // Jest's and Vitest's: the failing test, then what it expected and got.
+            || ["● ", "expect(", "Expected:", "Received:"].iter().any(|p| lines[i].starts_with(p))
     };
     // `warning: …` alone, after a location (`lib/flags.rb:18: warning: …`) or a tag
     // (`(node:42) Warning: …`).
@@ -184,13 +186,39 @@ fn is_error_noise(l: &str) -> bool {
         "...",
         "+",
     ];
-    if PREFIXES.iter().any(|p| l.starts_with(p)) {
+    if PREFIXES.iter().any(|p| l.starts_with(p)) && !is_level_tag(l) {
+        return true;
+    }
+    // A test runner's tally (`Tests: 1 failed, 1 passed, 2 total`) says only that it failed.
+    const TALLIES: &[&str] = &[
+        "Test Suites:",
+        "Tests:",
+        "Snapshots:",
+        "Time:",
+        "Ran all test suites",
+    ];
+    if TALLIES.iter().any(|p| l.starts_with(p)) {
         return true;
     }
     // A line of only a location (`src/a.rs:10:5`, `/app/db/x.rb:3:in `change'`) or of
     // punctuation.
     let letters = l.chars().filter(|c| c.is_alphabetic()).count();
     letters == 0 || (l.split_whitespace().count() <= 2 && l.contains('/') && l.contains(':'))
+}
+
+/// Whether `l` opens with a log level in brackets (`[ERROR] …`, Maven's and many loggers'),
+/// which states a message, unlike a progress counter (`[1/3] Building …`).
+fn is_level_tag(l: &str) -> bool {
+    let Some(tag) = l
+        .strip_prefix('[')
+        .and_then(|r| r.split_once(']'))
+        .map(|(t, _)| t)
+    else {
+        return false;
+    };
+    ["ERROR", "FATAL", "CRITICAL", "WARN", "WARNING"]
+        .iter()
+        .any(|lvl| tag.eq_ignore_ascii_case(lvl))
 }
 
 /// Search terms of an error text: at most [`ERROR_TERMS`], the names it says are missing
@@ -486,6 +514,40 @@ mod tests {
                 .iter()
                 .any(|t| ["hint", "exist", "perhaps", "meant"].contains(&t.as_str())),
             "{terms:?}"
+        );
+    }
+
+    #[test]
+    fn a_test_runners_failure_is_what_it_expected_not_its_tally() {
+        let jest = "Exit code 1\n FAIL  src/components/Hidden.test.jsx\n  Hidden\n    ✕ renders nothing when hidden (4 ms)\n\n  ● Hidden › renders nothing when hidden\n\n    expect(received).toBeNull()\n\n    Received: <div />\n\n      14 |       <Hidden hidden />\n    > 16 |     expect(container).toBeNull();\n         |                       ^\n\n      at Object.toBeNull (src/components/Hidden.test.jsx:16:23)\n\nTest Suites: 1 failed, 1 total\nTests:       1 failed, 1 passed, 2 total\nSnapshots:   0 total\nTime:        1.284 s\nRan all test suites.";
+        let text = error_text(jest);
+        assert!(text.contains("expect(received).toBeNull()"), "{text}");
+        assert!(text.contains("Received: <div />"), "{text}");
+        assert!(
+            !text.contains("Test Suites") && !text.contains("Snapshots"),
+            "{text}"
+        );
+        let terms = error_terms(&text, &[]);
+        assert!(terms.iter().any(|t| t == "toBeNull"), "{terms:?}");
+        assert!(
+            !terms.iter().any(|t| t == "total" || t == "passed"),
+            "{terms:?}"
+        );
+    }
+
+    #[test]
+    fn a_logged_error_is_a_message_a_counter_is_progress() {
+        let op = "Exit code 1\n[ERROR] 2024/05/14 09:32:17 You are not currently signed in. Please run `op signin --help` for instructions";
+        assert!(
+            error_text(op).contains("not currently signed in"),
+            "{}",
+            error_text(op)
+        );
+        let bsb =
+            "Exit code 2\n[1/3] Building src/Swatch.cmj\n[2/3] Linking\nFAILED: src/Swatch.cmj";
+        assert!(!error_text(bsb).contains("Building"), "{}", error_text(bsb));
+        assert!(
+            is_level_tag("[warning] x") && !is_level_tag("[1/3] x") && !is_level_tag("[ERROR x")
         );
     }
 
