@@ -63,12 +63,16 @@ TARGETS = {"everyday_inject": 0.10, "targeted_hit3": 0.90}
 # `fresh11` and `fresh12`: 100 each (seeds 11113, 12119) written at the start of session 8,
 # first run on its build; `fresh13` and `fresh14`: 100 each (seeds 13127, 14143) written
 # at the start of session 9, their everyday errors half tool failures and their everyday
-# reads half ordinary project files; first run on its first ambient change. `negatives` (a file of its own, `negatives.jsonl`, run with
-# `--cases`): everyday cases written in session 8 to stress its rules (ordinary project
-# files and tool failures), not part of the judged mix.
+# reads half ordinary project files; first run on its first ambient change; `fresh15` and
+# `fresh16`: 100 each (seeds 15149, 16157) written the same way at the start of session 10,
+# first run on its first error change. `negatives` (a file of its own, `negatives.jsonl`,
+# run with `--cases`): everyday cases written in session 8 to stress its rules (ordinary
+# project files and tool failures), and 40 more tool failures written blind in session 10
+# (`nt-*`), not part of the judged mix.
 SPLITS = (
     "tune", "heldout", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7",
-    "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14", "negatives",
+    "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14", "fresh15",
+    "fresh16", "negatives",
 )
 
 
