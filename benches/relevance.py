@@ -65,14 +65,18 @@ TARGETS = {"everyday_inject": 0.10, "targeted_hit3": 0.90}
 # at the start of session 9, their everyday errors half tool failures and their everyday
 # reads half ordinary project files; first run on its first ambient change; `fresh15` and
 # `fresh16`: 100 each (seeds 15149, 16157) written the same way at the start of session 10,
-# first run on its first error change. `negatives` (a file of its own, `negatives.jsonl`,
+# first run on its first error change; `fresh17` and `fresh18`: 48 file reads each (seeds
+# 17167, 18181) whose cases also give the file's `content`, written the same way in
+# session 10 (`fresh18` looked at, `fresh17` run once, for a content layer not kept);
+# `fresh19`: 60 errors (seed 19193), half again as many everyday ones, written the same way
+# in session 10 and first run on its error gate change. `negatives` (a file of its own, `negatives.jsonl`,
 # run with `--cases`): everyday cases written in session 8 to stress its rules (ordinary
 # project files and tool failures), and 40 more tool failures written blind in session 10
 # (`nt-*`), not part of the judged mix.
 SPLITS = (
     "tune", "heldout", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7",
     "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14", "fresh15",
-    "fresh16", "negatives",
+    "fresh16", "fresh17", "fresh18", "fresh19", "negatives",
 )
 
 
@@ -115,6 +119,8 @@ def load_cases(path, known):
                 die(f"{where}: split must be one of {SPLITS}")
             if not isinstance(c.get("input"), str) or not c["input"]:
                 die(f"{where}: input must be a non-empty string")
+            if "content" in c and (c["kind"] != "ambient" or not isinstance(c["content"], str)):
+                die(f"{where}: content (the file's text) is a string, for ambient cases only")
             exp = c.get("expected")
             if not isinstance(exp, list) or (c["class"] == "targeted") != bool(exp):
                 die(f"{where}: targeted cases need expected ids, everyday cases none")
@@ -148,6 +154,7 @@ class World:
             die(f"{label}: {helix} is not an executable file")
         self.dir = tempfile.mkdtemp(prefix="helix-relevance-")  # same length for every binary: paths appear in context
         self.keep = keep
+        self.written = set()  # files a case wrote content to
         bindir = os.path.join(self.dir, "bin")
         os.makedirs(bindir)
         # Copies, not symlinks: helix finds helix-net through /proc/self/exe, which resolves links.
@@ -218,9 +225,10 @@ class World:
         except (json.JSONDecodeError, KeyError, IndexError, TypeError):
             return os.path.join(self.env["XDG_CACHE_HOME"], "helix", "local", PROJECT)
 
-    def path_for(self, p):
-        """A case's file path as Claude Code sends it (absolute); creates an empty file for
-        paths in the project or the home directory so that the Read would succeed."""
+    def path_for(self, p, content=None):
+        """A case's file path as Claude Code sends it (absolute); creates the file for paths
+        in the project or the home directory so that the Read would succeed: with the
+        case's `content`, else empty (also when an earlier case wrote content there)."""
         if p.startswith("~/"):
             full = os.path.join(self.home, p[2:])
         elif os.path.isabs(p):
@@ -228,8 +236,13 @@ class World:
         else:
             full = os.path.join(self.repo, p)
         os.makedirs(os.path.dirname(full), exist_ok=True)
-        if not os.path.exists(full):
-            open(full, "w").close()
+        if content is not None or full in self.written or not os.path.exists(full):
+            with open(full, "w", encoding="utf-8") as f:
+                f.write(content or "")
+            if content:
+                self.written.add(full)
+            else:
+                self.written.discard(full)
         return full
 
     def stdin_for(self, c):
@@ -246,7 +259,7 @@ class World:
             d["prompt"] = c["input"]
         elif c["kind"] == "ambient":
             d["tool_name"] = c.get("tool", "Read")
-            d["tool_input"] = {"file_path": self.path_for(c["input"])}
+            d["tool_input"] = {"file_path": self.path_for(c["input"], c.get("content"))}
             d["tool_use_id"] = "toolu_" + uuid.uuid4().hex[:24]
         else:
             d["tool_name"] = "Bash"
