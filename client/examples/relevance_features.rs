@@ -136,7 +136,7 @@ fn main() -> ExitCode {
             .map(|form| {
                 let own_code = form != gate::Form::Error && gate::names_own_code(&found, input);
                 let tools = FailedCommand::read(c["command"].as_str().unwrap_or("")).tools;
-                let seen = gate::Seen { own_code, tools: &tools };
+                let seen = gate::Seen { own_code, tools: &tools, failure: form == gate::Form::Error };
                 (0..3)
                     .filter_map(|at| gate::judge(&found, at, form, seen))
                     .map(|v| json!({"pass": v.pass, "points": v.points, "signal": v.signal.name(),

@@ -221,7 +221,7 @@ fn print_explain(
         form,
         gate::Seen {
             own_code,
-            tools: &[],
+            ..gate::Seen::default()
         },
     ) {
         let e = v.evidence;
@@ -267,7 +267,10 @@ fn explain_json(
             })
         })
         .collect();
-    let gate = gate::judge(found, at, form, gate::Seen { own_code, tools: &[] }).map(|v| {
+    let gate = gate::judge(found, at, form, gate::Seen {
+            own_code,
+            ..gate::Seen::default()
+        }).map(|v| {
         json!({
             "pass": v.pass,
             "points": v.points,

@@ -320,6 +320,7 @@ pub fn prompt(cx: &Ctx<'_>) -> Option<String> {
         gate::Seen {
             own_code: gate::names_own_code(&found, prompt),
             tools: &[],
+            failure: false,
         },
         &[],
         &format!("helix team knowledge that may apply to this prompt ({READ_HINT}):"),
@@ -362,6 +363,7 @@ pub fn error(cx: &Ctx<'_>) -> Option<String> {
         gate::Seen {
             own_code: false,
             tools: &tools,
+            failure: true,
         },
         &quoted,
         &format!("helix: the team has knowledge matching this error ({READ_HINT}):"),

@@ -712,6 +712,37 @@ fn an_error_of_a_tool_counts_the_tools_topic() {
     assert!((test - own).abs() < 1e-6, "{test} {own}");
 }
 
+/// A failure of the user's own code that meets a note only in its example code (an
+/// `Invoice` with a `total` and a `tax` rate) weighs `CODE_ONLY_PENALTY` less than the same
+/// words in the note's prose: the example's names are the note author's choice.
+#[test]
+fn an_error_that_meets_a_note_only_in_its_example_code_weighs_less() {
+    let f = noisy();
+    let note = "knowledge/ruby/public-send.md";
+    let code = "class Invoice\n  TAX_RATE = 0.08\n  def total\n    (subtotal + tax).round(2)\n  end\nend\n";
+    let output = "Exit code 1\nFailures:\n\n  1) Invoice#total adds the tax rate to the subtotal\n     Failure/Error: expect(invoice.total).to eq(108.0)\n\n       expected: 108.0\n            got: 100.0\n";
+    let command = "bundle exec rspec spec/models/invoice_spec.rb";
+    // The same words either way (fence lines have none), so the same search evidence.
+    let points = |session: &str, body: String| -> f64 {
+        f.write(note, &format!("# Dispatch only to public methods\n\n`public_send` raises for private methods.\n\n{body}"));
+        f.compile();
+        let text = context(
+            &failure_of(&f, session, command, output),
+            "PostToolUseFailure",
+        );
+        assert!(text.contains("kb:ruby/public-send.md"), "{text}");
+        let (log, _) = helix_log(&f, &["--json", "--session", session]);
+        let log: Value = serde_json::from_str(&log).expect("helix log --json");
+        log["injections"][0]["entries"][0]["points"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{log}"))
+    };
+    let fenced = points("c1", format!("```ruby\n{code}```\n"));
+    let prose = points("c2", format!("ruby\n\n{code}"));
+    let penalty = f64::from(helix_client::hook::gate::CODE_ONLY_PENALTY);
+    assert!((prose - fenced - penalty).abs() < 1e-3, "{prose} {fenced}");
+}
+
 /// What the failed command asked for (`git rebase --onto`) is searched with its output:
 /// a note on it is found though the output never says `rebase`; the same output from a
 /// project script finds nothing.

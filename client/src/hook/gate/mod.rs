@@ -13,7 +13,7 @@ pub use literal::{
 use crate::knowledge::{Found, ProjectHit};
 use helix_index_format::relevance::Evidence;
 use helix_index_format::tokenize::Analyzer;
-use helix_index_format::{Query, TokenKind};
+use helix_index_format::{Query, Stats, TokenKind};
 
 /// Points a prompt or error hit needs (see [`points`]). Chosen on the `tune` and `heldout`
 /// splits of benches/relevance/judgements.jsonl as the lowest value that keeps everyday
@@ -169,6 +169,14 @@ pub const TOPIC_POINTS: f32 = 1.0;
 /// that keeps everyday errors injecting at or under 10% over all judged cases (0.75 let
 /// 14 of 138 through).
 pub const TOOL_POINTS: f32 = 0.6;
+/// Errors: most points a hit loses when the entry says the words it matched in its code
+/// blocks rather than in its title, tags or prose: an example's names (a note on `send`
+/// whose example is an `Invoice` with `tax` and a `subtotal`) are what a failure of the
+/// user's own code shares with it, not what the note is about. The full loss when none of
+/// the matched idf mass is in prose, none from [`PROSE_SHARE`] of it up; chosen over every
+/// judged error case with [`PROSE_SHARE`] (see docs/benchmarks.md, tenth pass).
+pub const CODE_ONLY_PENALTY: f32 = 1.5;
+pub const PROSE_SHARE: f32 = 0.5;
 /// Prompts: points lost when the prompt names code the knowledge has never seen (a
 /// `camelCase`, `PascalCase` or `snake_case` name no entry contains, see
 /// [`names_own_code`]): it is about the user's own code, which team knowledge rarely is.
@@ -187,10 +195,13 @@ pub struct Seen<'a> {
     pub own_code: bool,
     /// The tools the failed command ran (`keywords::FailedCommand`).
     pub tools: &'a [String],
+    /// The text is a failure's output (the error hook): a hit met in its code blocks rather
+    /// than its prose weighs less ([`CODE_ONLY_PENALTY`]).
+    pub failure: bool,
 }
 
 /// What the text says of one hit besides its words' evidence.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Cues {
     /// The prompt names the hit's topic ([`names_topic`]); prompts only.
     pub topic: bool,
@@ -198,6 +209,9 @@ pub struct Cues {
     pub own_code: bool,
     /// The failed command ran the tool of the hit's topic ([`runs_topic`]); errors only.
     pub tool: bool,
+    /// The share of the hit's matched idf mass its title, tags or prose say
+    /// ([`prose_share`]); weighed for failures only ([`Seen::failure`]).
+    pub prose: Option<f32>,
 }
 
 /// Evidence points of a prompt or error hit: separation counts one point per 1.5× lead
@@ -290,6 +304,11 @@ pub fn points(e: &Evidence, form: Form, cues: Cues) -> (f32, Signal) {
         OWN_CODE_PENALTY
     } else {
         0.0
+    } + match cues.prose {
+        Some(share) if !prompt => {
+            CODE_ONLY_PENALTY * ((PROSE_SHARE - share).max(0.0) / PROSE_SHARE)
+        }
+        _ => 0.0,
     };
 
     let total = parts.iter().map(|p| p.0).sum::<f32>() - 0.25 * unknown as f32 - penalty;
@@ -309,6 +328,7 @@ pub fn judge(found: &Found<'_>, at: usize, form: Form, seen: Seen<'_>) -> Option
         topic: names_topic(query, h.hit.entry.topic),
         own_code: seen.own_code,
         tool: runs_topic(seen.tools, h.hit.entry.topic),
+        prose: seen.failure.then(|| prose_share(query, &found.stats, h)),
     };
     let (points, signal) = points(&evidence, form, cues);
     Some(Verdict {
@@ -317,6 +337,51 @@ pub fn judge(found: &Found<'_>, at: usize, form: Form, seen: Seen<'_>) -> Option
         signal,
         evidence,
     })
+}
+
+/// The share of hit `h`'s matched idf mass (terms of `query`) that its title, tags or prose
+/// outside fenced code blocks say; 1 when it matched nothing.
+pub fn prose_share(query: &Query, stats: &Stats, h: &ProjectHit<'_>) -> f32 {
+    let matched: Vec<(&str, f32)> = query
+        .terms()
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i < 32 && h.hit.matched & (1 << i) != 0)
+        .map(|(_, t)| (t.text.as_str(), stats.idf(&t.text)))
+        .collect();
+    let total: f32 = matched.iter().map(|m| m.1).sum();
+    if total <= 0.0 {
+        return 1.0;
+    }
+    let mut said = vec![false; matched.len()];
+    let analyzer = Analyzer::for_version(query.tokenizer_version());
+    let mut read = |text: &str| {
+        analyzer.tokens(text, |t, _| {
+            if let Some(at) = matched.iter().position(|m| m.0 == t) {
+                said[at] = true;
+            }
+        })
+    };
+    read(h.hit.entry.title);
+    for tag in &h.hit.entry.tags {
+        read(tag);
+    }
+    let mut fenced = false;
+    for line in h.hit.entry.body.lines() {
+        let l = line.trim_start();
+        if l.starts_with("```") || l.starts_with("~~~") {
+            fenced = !fenced;
+        } else if !fenced {
+            read(line);
+        }
+    }
+    let prose: f32 = matched
+        .iter()
+        .zip(&said)
+        .filter(|(_, s)| **s)
+        .map(|(m, _)| m.1)
+        .sum();
+    prose / total
 }
 
 /// Whether a required term of `query` is the first word of `topic` (`react` for
@@ -472,6 +537,7 @@ mod tests {
                     topic,
                     own_code,
                     tool,
+                    prose: None,
                 },
             )
             .0
@@ -483,6 +549,32 @@ mod tests {
         let error = at(Form::Error, false, false, false);
         assert_eq!(at(Form::Error, true, true, false), error);
         assert!((at(Form::Error, false, false, true) - error - TOOL_POINTS).abs() < 1e-4);
+    }
+
+    #[test]
+    fn a_failure_met_in_an_entrys_code_only_loses_points() {
+        let e = ev(4, 0, 0.5, 1.5);
+        let at = |form, prose| {
+            points(
+                &e,
+                form,
+                Cues {
+                    prose,
+                    ..Cues::default()
+                },
+            )
+            .0
+        };
+        let plain = at(Form::Error, None);
+        assert!((plain - at(Form::Error, Some(0.0)) - CODE_ONLY_PENALTY).abs() < 1e-4);
+        assert!(
+            (plain - at(Form::Error, Some(PROSE_SHARE / 2.0)) - CODE_ONLY_PENALTY / 2.0).abs()
+                < 1e-4
+        );
+        assert_eq!(at(Form::Error, Some(PROSE_SHARE)), plain);
+        assert_eq!(at(Form::Error, Some(1.0)), plain);
+        // Prompts are not weighed so.
+        assert_eq!(at(Form::Prompt, Some(0.0)), at(Form::Prompt, None));
     }
 
     #[test]

@@ -162,7 +162,8 @@ pub fn error_text(error: &str) -> String {
 }
 
 /// Lines of a failure's output that say nothing about what went wrong: stack frames
-/// (`at f (file:1:2)`, `from file:3:in`, `File "x.py", line 4`, `# ./spec/x_spec.rb:12`),
+/// (`at f (file:1:2)`, `from file:3:in`, `File "x.py", line 4`, `# ./spec/x_spec.rb:12`) and
+/// Python's `Traceback (most recent call last):` above them,
 /// source excerpts and carets, runtime versions and package-manager progress.
 fn is_error_noise(l: &str) -> bool {
     const PREFIXES: &[&str] = &[
@@ -178,6 +179,7 @@ fn is_error_noise(l: &str) -> bool {
         "Node.js v",
         "(Use `node",
         "Run options:",
+        "Traceback (most recent call last)",
         "Running ",
         "Done in ",
         "success ",
@@ -531,6 +533,20 @@ mod tests {
         assert!(terms.iter().any(|t| t == "toBeNull"), "{terms:?}");
         assert!(
             !terms.iter().any(|t| t == "total" || t == "passed"),
+            "{terms:?}"
+        );
+    }
+
+    #[test]
+    fn a_python_traceback_header_is_not_what_went_wrong() {
+        let py = "Exit code 1\nTraceback (most recent call last):\n  File \"/app/scripts/quote.py\", line 41, in <module>\n    main()\nNameError: name 'shiping_fee' is not defined";
+        let terms = error_terms(&error_text(py), &[]);
+        assert!(terms.iter().any(|t| t == "NameError"), "{terms:?}");
+        assert!(
+            !terms
+                .iter()
+                .any(|t| ["traceback", "recent", "last", "most"]
+                    .contains(&t.to_lowercase().as_str())),
             "{terms:?}"
         );
     }
