@@ -267,10 +267,11 @@ fn explain_json(
             })
         })
         .collect();
-    let gate = gate::judge(found, at, form, gate::Seen {
-            own_code,
-            ..gate::Seen::default()
-        }).map(|v| {
+    let seen = gate::Seen {
+        own_code,
+        ..gate::Seen::default()
+    };
+    let gate = gate::judge(found, at, form, seen).map(|v| {
         json!({
             "pass": v.pass,
             "points": v.points,
