@@ -55,13 +55,10 @@ fn main() -> ExitCode {
             continue;
         };
         let input = c["input"].as_str().unwrap_or("");
+        let command = FailedCommand::read(c["command"].as_str().unwrap_or(""));
         let terms: Vec<String> = match c["kind"].as_str() {
             Some("prompt") => prompt_terms_up_to(input, pmax),
-            Some("error") => error_terms_up_to(
-                &error_text(input),
-                &FailedCommand::read(c["command"].as_str().unwrap_or("")).words,
-                emax,
-            ),
+            Some("error") => error_terms_up_to(&error_text(input), &command.words, emax),
             _ if std::env::var_os("XAMB").is_some() => {
                 // Experiment: the path's words (last three components, the name's words).
                 let comps: Vec<&str> = input.rsplit('/').take(3).collect();
@@ -135,8 +132,11 @@ fn main() -> ExitCode {
         let verdicts: Vec<Value> = form
             .map(|form| {
                 let own_code = form != gate::Form::Error && gate::names_own_code(&found, input);
-                let tools = FailedCommand::read(c["command"].as_str().unwrap_or("")).tools;
-                let seen = gate::Seen { own_code, tools: &tools, failure: form == gate::Form::Error };
+                let seen = gate::Seen {
+                    own_code,
+                    tools: &command.tools,
+                    failure: form == gate::Form::Error,
+                };
                 (0..3)
                     .filter_map(|at| gate::judge(&found, at, form, seen))
                     .map(|v| json!({"pass": v.pass, "points": v.points, "signal": v.signal.name(),
@@ -150,8 +150,7 @@ fn main() -> ExitCode {
             "{}",
             json!({"id": c["id"], "kind": c["kind"], "class": c["class"], "split": c["split"],
                    "expected": c["expected"], "query": query, "qterms": qterms, "hits": hits,
-                   "verdicts": verdicts, "tools": FailedCommand::read(c["command"].as_str().unwrap_or("")).tools,
-                   "words": FailedCommand::read(c["command"].as_str().unwrap_or("")).words})
+                   "verdicts": verdicts, "tools": command.tools, "words": command.words})
         );
     }
     ExitCode::SUCCESS

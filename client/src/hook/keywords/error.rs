@@ -162,9 +162,9 @@ pub fn error_text(error: &str) -> String {
 }
 
 /// Lines of a failure's output that say nothing about what went wrong: stack frames
-/// (`at f (file:1:2)`, `from file:3:in`, `File "x.py", line 4`, `# ./spec/x_spec.rb:12`) and
-/// Python's `Traceback (most recent call last):` above them,
-/// source excerpts and carets, runtime versions and package-manager progress.
+/// (`at f (file:1:2)`, `from file:3:in`, `File "x.py", line 4`, `# ./spec/x_spec.rb:12`)
+/// and Python's `Traceback (most recent call last):` over them, source excerpts and carets,
+/// runtime versions, package-manager progress and test runners' tallies.
 fn is_error_noise(l: &str) -> bool {
     const PREFIXES: &[&str] = &[
         "at ",
