@@ -18,7 +18,7 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-CORPUS=${CORPUS:-$ROOT/../shared/corpora/til}
+CORPUS=${CORPUS:-$ROOT/corpora/til}
 N=${N:-10000}
 RUNS=${RUNS:-40}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}

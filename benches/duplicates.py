@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Precision and recall of helix's near-duplicate check on labelled pairs of the til corpus.
 
-Usage: benches/duplicates.py [CORPUS] [-v]   (default: ../shared/corpora/til beside the checkout)
+Usage: benches/duplicates.py [CORPUS] [-v]   (default: corpora/til)
        benches/duplicates.py sample [CORPUS] (re-draw the unlabelled pairs; see below)
 
 The labelled set, benches/duplicates/pairs.jsonl: 277 pairs of til notes, each judged by
@@ -49,7 +49,7 @@ args = [a for a in sys.argv[1:] if not a.startswith("-")]
 SAMPLE = bool(args) and args[0] == "sample"
 if SAMPLE:
     args = args[1:]
-corpus = args[0] if args else os.path.join(ROOT, "..", "shared", "corpora", "til")
+corpus = args[0] if args else os.path.join(ROOT, "corpora", "til")
 
 
 def sample():

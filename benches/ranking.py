@@ -2,13 +2,13 @@
 """Ranking comparison: helix BM25 against bm25s (Lucene variant) and rank_bm25 (Okapi) on the
 same corpus and 50 queries taken from entry titles. Reports top-10 overlap and top-1 agreement.
 
-Usage: python3 benches/ranking.py [CORPUS_DIR]   (default ../shared/corpora/til)
+Usage: python3 benches/ranking.py [CORPUS_DIR]   (default corpora/til)
 Needs: pip install bm25s rank_bm25 numpy; builds the `rank` example of helix-index-format.
 """
 import json, os, re, subprocess, sys, tempfile
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-corpus = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "..", "shared", "corpora", "til"))
+corpus = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(root, "corpora", "til"))
 
 import bm25s
 from rank_bm25 import BM25Okapi

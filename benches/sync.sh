@@ -5,7 +5,7 @@
 # each form once cached. Real binaries on loopback; prints a Markdown table on stdout.
 #
 # Usage: benches/sync.sh [SIZES...]      e.g. benches/sync.sh til 10000 100000
-#   til = the real corpus (../shared/corpora/til) as it is; N = it replicated to N entries
+#   til = the real corpus (corpora/til) as it is; N = it replicated to N entries
 #   under new topic folders (as server/benches/bench.sh does).
 # Env: HELIX_BENCH_BASELINE=DIR with the released helix, helix-net (default /work/baseline),
 #      RUNS (default 10), CARGO_TARGET_DIR (default target).
@@ -13,7 +13,7 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-CORPUS=${HELIX_BENCH_CORPUS:-$ROOT/../shared/corpora/til}
+CORPUS=${HELIX_BENCH_CORPUS:-$ROOT/corpora/til}
 BASE=${HELIX_BENCH_BASELINE:-/work/baseline}
 RUNS=${RUNS:-10}
 TARGET=${CARGO_TARGET_DIR:-$ROOT/target}/release

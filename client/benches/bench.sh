@@ -9,7 +9,7 @@ set -euo pipefail
 N=${N:-10000}
 RUNS=${RUNS:-200}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-CORPUS=${CORPUS:-$ROOT/../shared/corpora/til}
+CORPUS=${CORPUS:-$ROOT/corpora/til}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 [ -d "$CORPUS" ] || { echo "corpus not found: $CORPUS (set CORPUS=)" >&2; exit 1; }
 

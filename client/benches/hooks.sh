@@ -26,7 +26,7 @@ MODE=${MODE:-local}
 WARMUP=${WARMUP:-20}
 SIZES=${SIZES:-"1000 10000 100000"}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-CORPUS=${CORPUS:-$ROOT/../shared/corpora/til}
+CORPUS=${CORPUS:-$ROOT/corpora/til}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 
 [ -d "$CORPUS" ] || { echo "corpus not found: $CORPUS (set CORPUS=)" >&2; exit 1; }

@@ -6,7 +6,7 @@
 //! splits; never look at `fresh` while tuning.
 //!
 //! `cargo run --release -p helix-client --example relevance_features -- ARTIFACT CASES`
-//! (ARTIFACT: `helix build ../shared/corpora/til --no-git --project til -o til.hix`).
+//! (ARTIFACT: `helix build corpora/til --no-git --project til -o til.hix`).
 //! `PMAX`/`EMAX` set the prompt and error term limits (default: the hooks'), `LIMIT` the
 //! hits per case (default 10).
 

@@ -1,7 +1,7 @@
-//! Compile throughput and query latency on the real corpus (`../shared/corpora/til`) and on
+//! Compile throughput and query latency on the real corpus (`corpora/til`) and on
 //! 10k / 100k replicas of it; secret-scanning cost per KB (`secrets::*`, against baselines in
 //! the same run). Run: `cargo bench -p helix-index-format --bench index [-- secrets]`.
-//! Corpus location: `HELIX_CORPUS`, else `<workspace>/../shared/corpora/til`.
+//! Corpus location: `HELIX_CORPUS`, else `<workspace>/corpora/til`.
 
 #[path = "index/old_scanner.rs"]
 mod old_scanner;
@@ -34,7 +34,7 @@ fn main() {
 fn corpus_dir() -> PathBuf {
     std::env::var_os("HELIX_CORPUS")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpora/til"))
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../corpora/til"))
 }
 
 /// (repository path, bytes) of every entry file, sorted by path.
@@ -232,7 +232,7 @@ fn verify(bencher: Bencher, n: usize) {
 
 /// Secret scanning, per KB of entry text: what every write (store, POST, check) pays.
 /// Baselines in the same run: one plain pass over the bytes, the tokenizer (which the write
-/// path runs anyway for the overlay index), and the nine-rule scanner before issue 17.
+/// path runs anyway for the overlay index), and the nine-rule scanner it replaced.
 /// Sizes 1 KB (a typical entry) to 1 MB (16x the body limit) show the cost stays linear.
 #[divan::bench_group(sample_count = 50)]
 mod secrets {
@@ -320,7 +320,7 @@ mod secrets {
         });
     }
 
-    /// Baseline: the nine-rule scanner before issue 17, over the same text.
+    /// Baseline: the nine-rule scanner that the current one replaced, over the same text.
     #[divan::bench(args = LEN)]
     fn baseline_old_scanner(bencher: Bencher, n: usize) {
         bench(bencher, &notes(n), |t| {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # helix-server benchmarks on loopback with a 10k-entry project (entries replicated from
-# ../shared/corpora/til under new paths): conditional GETs/s (304), full downloads/s,
+# corpora/til under new paths): conditional GETs/s (304), full downloads/s,
 # one-entry commit -> served artifact latency after refresh, store throughput with 50
 # concurrent writers. Needs: git, curl, wrk. Prints a Markdown summary on stdout.
 #
@@ -11,7 +11,7 @@ set -euo pipefail
 
 DUR=${1:-10}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-CORPUS=${HELIX_BENCH_CORPUS:-$ROOT/../shared/corpora/til}
+CORPUS=${HELIX_BENCH_CORPUS:-$ROOT/corpora/til}
 ENTRIES=${HELIX_BENCH_ENTRIES:-10000}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target-server}
 BIN=${HELIX_BENCH_SERVER:-$CARGO_TARGET_DIR/release/helix-server}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Initial ingest of a forge-like upstream: 10k entries (replicated from
-# ../shared/corpora/til) committed over a history of 200 commits, a quarter of them pull
+# corpora/til) committed over a history of 200 commits, a quarter of them pull
 # requests by other authors merged with --no-ff, in authors' own time zones; then the same
 # repository with 500 extra branches (one commit each, as pull-request and bot branches
 # are). For each helix-server binary given, and each repository: time from start to the
@@ -17,7 +17,7 @@ shift || true
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BINS=("$@")
 [ ${#BINS[@]} -gt 0 ] || BINS=("$ROOT/target/release/helix-server")
-CORPUS=${HELIX_BENCH_CORPUS:-$ROOT/../shared/corpora/til}
+CORPUS=${HELIX_BENCH_CORPUS:-$ROOT/corpora/til}
 ENTRIES=${HELIX_BENCH_ENTRIES:-10000}
 BRANCHES=${HELIX_BENCH_BRANCHES:-500}
 COMMITS=200

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Does leaving out the blobs helix never reads pay? A forge-like knowledge repository:
-# 10k Markdown entries (../shared/corpora/til, replicated) beside binary assets
+# 10k Markdown entries (corpora/til, replicated) beside binary assets
 # (incompressible "images" and "fonts", replaced once in history, as docs repositories
 # hold them), fetched the way helix-server fetches (one branch, into a bare mirror):
 #   full            git fetch of the branch (what the server does)
@@ -16,7 +16,7 @@ export LC_ALL=C
 
 ASSET_MB=${1:-80}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-CORPUS=${HELIX_BENCH_CORPUS:-$ROOT/../shared/corpora/til}
+CORPUS=${HELIX_BENCH_CORPUS:-$ROOT/corpora/til}
 ENTRIES=${HELIX_BENCH_ENTRIES:-10000}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT

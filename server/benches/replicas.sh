@@ -11,7 +11,7 @@ set -euo pipefail
 
 DUR=${1:-10}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-CORPUS=${HELIX_BENCH_CORPUS:-$ROOT/../shared/corpora/til}
+CORPUS=${HELIX_BENCH_CORPUS:-$ROOT/corpora/til}
 ENTRIES=${HELIX_BENCH_ENTRIES:-10000}
 BIN=${HELIX_BENCH_SERVER:-${CARGO_TARGET_DIR:-$ROOT/target}/release/helix-server}
 HAPROXY=$(command -v haproxy || echo /usr/sbin/haproxy)

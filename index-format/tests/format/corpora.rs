@@ -1,17 +1,17 @@
-//! The real corpora in `../shared/corpora` beside the checkout (CI always has them): a test
-//! that needs one fails when it is missing rather than passing without having run.
+//! The real corpora the repository carries in `corpora/` (with their licences and sources):
+//! a test that needs one fails when it is missing rather than passing without having run.
 
 use helix_index_format::{is_entry_path, parse_entry};
 use std::path::PathBuf;
 
-/// `<checkout>/../shared/corpora/<name>`; panics, naming the path, when it is not there.
-pub fn shared_corpus(name: &str) -> PathBuf {
+/// `<checkout>/corpora/<name>`; panics, naming the path, when it is not there.
+pub fn corpus(name: &str) -> PathBuf {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/corpora")
+        .join("../corpora")
         .join(name);
     assert!(
         root.is_dir(),
-        "the shared corpus `{name}` must be at {} (beside the checkout, as in CI)",
+        "the corpus `{name}` must be at {} (the repository carries it)",
         root.display()
     );
     root
@@ -21,7 +21,7 @@ pub fn shared_corpus(name: &str) -> PathBuf {
 /// heading, topic = folder.
 #[test]
 fn til_corpus_parses() {
-    let root = shared_corpus("til");
+    let root = corpus("til");
     let topics = std::fs::read_dir(&root).expect("readable corpus");
     let mut count = 0;
     for topic in topics.flatten() {

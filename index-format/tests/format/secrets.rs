@@ -299,14 +299,14 @@ fn the_documentation_names_every_provider() {
 }
 
 /// Real text written by others holds no credentials: every finding there is a false
-/// positive: the repository's docs and the shared corpora (1,871 TIL notes, the YAML test
+/// positive: the repository's docs and its corpora (1,871 TIL notes, the YAML test
 /// suite).
 #[test]
 fn real_notes_and_docs_have_no_findings() {
     let manifest = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut roots = vec![manifest.join("../docs")];
     for corpus in ["til", "yaml-test-suite"] {
-        roots.push(crate::corpora::shared_corpus(corpus));
+        roots.push(crate::corpora::corpus(corpus));
     }
     let (mut files, mut bytes, mut findings) = (0, 0, Vec::new());
     let mut stack = roots;

@@ -1,4 +1,4 @@
-//! The official YAML test suite (`../shared/corpora/yaml-test-suite`) run through helix's
+//! The official YAML test suite (`corpora/yaml-test-suite`) run through helix's
 //! front-matter YAML layer: valid cases must give the expected data, invalid ones a refusal.
 //!
 //! Print the per-case report with
@@ -45,7 +45,7 @@ pub struct Rates {
 }
 
 fn suite_root() -> PathBuf {
-    crate::corpora::shared_corpus("yaml-test-suite")
+    crate::corpora::corpus("yaml-test-suite")
 }
 
 /// Every case folder holding an `in.yaml`, numbered sub-cases included, sorted by id.
@@ -53,7 +53,7 @@ fn cases(root: &Path) -> Vec<Case> {
     let mut dirs = Vec::new();
     let listing = std::fs::read_dir(root).unwrap_or_else(|e| {
         panic!(
-            "the YAML test suite must be at {} (CI always has it): {e}",
+            "the YAML test suite must be at {} (the repository carries it): {e}",
             root.display()
         )
     });
