@@ -34,7 +34,7 @@ import tempfile
 import uuid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEFAULT_CORPUS = os.path.join(ROOT, "..", "shared", "corpora", "til")
+DEFAULT_CORPUS = os.path.join(ROOT, "corpora", "til")
 DEFAULT_CASES = os.path.join(ROOT, "benches", "relevance", "judgements.jsonl")
 PROJECT = "til"
 HOOK_TIMEOUT_S = 5  # what `helix hooks install` configures; Claude Code drops late output
@@ -45,34 +45,32 @@ EVENTS = {  # kind -> (helix hook name, Claude Code event)
     "error": ("error", "PostToolUseFailure"),
 }
 TARGETS = {"everyday_inject": 0.10, "targeted_hit3": 0.90}
-# `tune`: the cases the ranking and the gate were developed against; `heldout`: cases
-# written before the first tuning pass, looked at in the second (issue 13's recall work);
-# `fresh`: written blind to the gate before that second pass and not tuned on until the
-# third; `fresh2`: written by someone who had not seen helix's code, before the third pass
-# (topic words), then looked at for its own-code, error and tool-file misses; `fresh3`:
-# written the same way after the fifth pass (tool files, missing names), and never tuned on
-# until session 6 looked at its error misses; `fresh4`: 100 cases written the same way in
-# session 6, first run before any change was judged on it, then looked at for the gate's
-# error and prompt misses; `fresh5`: 100 more written the same way in session 6 and judged
-# only in aggregate (one change, the prompt term budget, was decided on it); `fresh6`: 100
-# more written the same way after session 6's relevance changes, never tuned on; `fresh7`
-# and `fresh8`: 100 each, written the same way in session 7 from notes no earlier case
-# expects (seeds 7057, 8069) after its first ambient changes, then `fresh7` looked at;
-# `fresh9`: 100 more (seed 9091) written during session 7, first run after its changes;
-# `fresh10`: 100 more (seed 10103) written at its end, first run on its final build;
-# `fresh11` and `fresh12`: 100 each (seeds 11113, 12119) written at the start of session 8,
-# first run on its build; `fresh13` and `fresh14`: 100 each (seeds 13127, 14143) written
-# at the start of session 9, their everyday errors half tool failures and their everyday
-# reads half ordinary project files; first run on its first ambient change; `fresh15` and
-# `fresh16`: 100 each (seeds 15149, 16157) written the same way at the start of session 10,
-# first run on its first error change; `fresh17` and `fresh18`: 48 file reads each (seeds
-# 17167, 18181) whose cases also give the file's `content`, written the same way in
-# session 10 (`fresh18` looked at, `fresh17` run once, for a content layer not kept);
-# `fresh19`: 60 errors (seed 19193), half again as many everyday ones, written the same way
-# in session 10 and first run on its error gate change. `negatives` (a file of its own, `negatives.jsonl`,
-# run with `--cases`): everyday cases written in session 8 to stress its rules (ordinary
-# project files and tool failures), and 40 more tool failures written blind in session 10
-# (`nt-*`), not part of the judged mix.
+# `tune`: the cases the ranking and the gate were developed against. Every other split was
+# written before the changes it measures, and its first run is its blind figure; from
+# `fresh2` on, a helper who had not read helix's code wrote each from notes drawn at random
+# that no earlier case expects (seeds below). What was looked at after the first run (the
+# table in docs/benchmarks.md, "Hook relevance"):
+# `heldout`: written before any tuning, then looked at case by case for recall;
+# `fresh`: written blind to the gate, then looked at case by case;
+# `fresh2`: looked at case by case (its own-code, error and tool-file misses);
+# `fresh3`: its error misses only;
+# `fresh4` (100): case by case (the gate's error and prompt misses);
+# `fresh5` (100): in aggregate only (it decided the prompt term budget);
+# `fresh6` (100): never looked at;
+# `fresh7`, `fresh8` (100 each, seeds 7057, 8069): `fresh7` case by case, `fresh8`'s
+# results read once with no change judged on them;
+# `fresh9`, `fresh10` (100 each, seeds 9091, 10103): never looked at;
+# `fresh11`, `fresh12` (100 each, seeds 11113, 12119): their reads, for the path-words bar;
+# `fresh13` to `fresh16` (100 each, seeds 13127, 14143, 15149, 16157; everyday errors half
+# tool failures, everyday reads half ordinary project files): misses and everyday
+# injections read, no change judged on them;
+# `fresh17`, `fresh18` (48 file reads each that also give the file's `content`, seeds
+# 17167, 18181): `fresh18` looked at for a content layer not kept, `fresh17` run once;
+# `fresh19` (60 errors, 24 of them everyday, seed 19193): its everyday errors looked at for
+# the traceback rule.
+# `negatives` (a file of its own, `negatives.jsonl`, run with `--cases`, not part of the
+# judged mix): 64 ordinary project files and 30 tool failures written to stress the gate's
+# rules, and 80 tool failures written blind (`nb-*`, `nt-*`).
 SPLITS = (
     "tune", "heldout", "fresh", "fresh2", "fresh3", "fresh4", "fresh5", "fresh6", "fresh7",
     "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14", "fresh15",
@@ -457,7 +455,7 @@ def main():
     ap.add_argument("--baseline", help="a second helix binary shown side by side (last released behaviour)")
     ap.add_argument("--also", action="append", default=[], metavar="LABEL=BIN",
                     help="more helix binaries shown between the baseline and the candidate (repeatable)")
-    ap.add_argument("--corpus", default=DEFAULT_CORPUS, help="the til corpus (default ../shared/corpora/til)")
+    ap.add_argument("--corpus", default=DEFAULT_CORPUS, help="the til corpus (default corpora/til)")
     ap.add_argument("--cases", default=DEFAULT_CASES, help="judgements file (JSON lines)")
     ap.add_argument("--json", action="store_true", help="print machine-readable results instead of the table")
     ap.add_argument("--verbose", action="store_true", help="list misses and false injections with what was injected")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """helix's front-matter YAML against PyYAML on generated flow-collection layouts.
 
-Issue 16: front matter PyYAML reads (flow collections spread over lines, closed at or
+Front matter PyYAML reads (flow collections spread over lines, closed at or
 left of the key's indentation, comment lines; quoted scalars with under-indented
 continuation lines) must read the same in helix. Generates every layout below, feeds them
 to index-format's `yaml_json` example and to PyYAML, and counts agreement.

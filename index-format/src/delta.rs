@@ -6,7 +6,8 @@
 //! posting offset (each `TERMS` row) and every later document number. Stored as differences,
 //! those columns are the same as in the previous artifact except around the insertion, and
 //! a byte-level patch (zstd with the previous artifact as reference) finds long matches
-//! again: docs/benchmarks.md measures 10 to 1 at 10k entries. The layout itself is untouched
+//! again: docs/benchmarks.md measures about 6 to 1 at 10k entries (39,277 B against 244,202 B
+//! for the raw artifacts). The layout itself is untouched
 //! (docs/http-api.md, delta sync, says how server and client use it).
 
 use std::mem::offset_of;

@@ -36,7 +36,7 @@ class Checks:
             self.passed += 1
         else:
             self.failed += 1
-        note = f"  [issue 15: {problem}]" if problem and not ok else ""
+        note = f"  [known problem: {problem}]" if problem and not ok else ""
         detail = " ".join(str(detail).split())
         print(f"{tag} {self.scenario}: {name}{' — ' + detail if detail else ''}{note}", flush=True)
 
@@ -166,7 +166,7 @@ def analyse(c, ws, log, stream, expect_approve=True, problems=None, check_text=F
     dups = {h: n for h, n in worst.items() if n > 1}
     c.check("no helix context injected twice", not dups,
             ", ".join(f"{h} ×{n}" for h, n in sorted(dups.items())) or "each at most once",
-            problem=problems.get("dup", "problem 3"))
+            problem=problems.get("dup", "injected twice"))
 
     # MCP tools offered to the model.
     offered, how, every = offered_tools(main[0])
@@ -176,12 +176,12 @@ def analyse(c, ws, log, stream, expect_approve=True, problems=None, check_text=F
               f"as {offered['search']}…, " + ("full schemas in `tools`" if kinds == ["schema"]
                                                else "deferred (names only; ToolSearch loads them)"))
     c.check("helix MCP tools are offered to the model", not missing, detail,
-            problem=problems.get("mcp", "problem 5"))
+            problem=problems.get("mcp", "MCP server not registered"))
     wrong = sorted(mentioned_tools(seen) - every)
     c.check("hook texts name only MCP tools the session has", not wrong,
             ("texts point at " + ", ".join(wrong) + "; the session has "
              + (", ".join(sorted(every)) or "no helix MCP tools")) if wrong else "",
-            problem=problems.get("names", "problem 5"))
+            problem=problems.get("names", "MCP server not registered"))
 
     # The search call: allowed without any permission flag.
     calls = [u for u in tool_uses(last) if HELIX_TOOL.fullmatch(str(u.get("name")))]
@@ -219,7 +219,7 @@ def analyse(c, ws, log, stream, expect_approve=True, problems=None, check_text=F
         elif check_text:
             c.check(f"the model gets {label}'s text, not structuredContent JSON",
                     not body.lstrip().startswith("{"), "got " + shape,
-                    problem=problems.get("text", "problem 1"))
+                    problem=problems.get("text", "MCP result as JSON"))
 
 
 def result_text(result):

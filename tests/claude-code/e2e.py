@@ -186,7 +186,7 @@ def run_claude(ws, port, extra_args=()):
 def scenario_project(c, ws):
     """`helix hooks install --project` (what a team commits), helix on PATH."""
     ws.helix_cmd("hooks", "install", "--project")
-    # The project's .mcp.json server is approved the way issue 15 (problem 4) recommends.
+    # Each developer approves the project's .mcp.json server in settings.local.json.
     approve_project_mcp(ws)
     return {"check_text": True}
 
@@ -201,7 +201,7 @@ def approve_project_mcp(ws):
 def scenario_user(c, ws):
     """`helix hooks install` (user scope) only: absolute binary path, no MCP registration."""
     ws.helix_cmd("hooks", "install")
-    return {"problems": {"call": "problem 5"}}
+    return {"problems": {"call": "MCP server not registered"}}
 
 
 def scenario_both(c, ws):
@@ -227,15 +227,15 @@ def scenario_no_approve(c, ws):
 
 
 def scenario_nopath(c, ws):
-    """Project install run from a shell where helix is not on PATH (issue 15 problem 2): install
-    refuses and says why; forced, `hooks status` and `helix doctor` report it and exit 1."""
+    """Project install run from a shell where helix is not on PATH: install refuses and says
+    why; forced, `hooks status` and `helix doctor` report it and exit 1."""
     env = dict(ws.env)  # no helix on PATH
     p = run([ws.helix, "hooks", "install", "--project"], env, ws.repo, check=False)
     said = p.stderr + p.stdout
     c.check("install --project refuses: helix is not on PATH", p.returncode != 0
             and re.search(r"PATH", said) is not None
             and not os.path.exists(os.path.join(ws.repo, ".claude", "settings.json")),
-            f"exit {p.returncode}: " + last_line(said), problem="problem 2")
+            f"exit {p.returncode}: " + last_line(said), problem="helix not on PATH")
     run([ws.helix, "hooks", "install", "--project", "--force"], env, ws.repo)
     for args in (["hooks", "status"], ["doctor"]):
         d = run([ws.helix, *args], env, ws.repo, check=False)
@@ -243,7 +243,7 @@ def scenario_nopath(c, ws):
         c.check(f"helix {' '.join(args)} exits non-zero and names the missing binary",
                 d.returncode != 0 and not re.search(r"all good", out, re.I)
                 and re.search(r"not on PATH", out) is not None,
-                f"exit {d.returncode}: " + last_line(out), problem="problem 2")
+                f"exit {d.returncode}: " + last_line(out), problem="helix not on PATH")
     approve_project_mcp(ws)
     # In the session itself every hook fails with `helix: not found` (reported below as
     # INFO): nothing helix can do from a committed file fixes a PATH, so only what helix
@@ -276,7 +276,7 @@ def scenario_plugin(c, ws):
 
 
 PLUGIN_PROBLEMS = {k: "plugin" for k in ("mcp", "names", "dup", "text", "context", "call")}
-PLUGIN_PROBLEMS["text"] = "problem 1"
+PLUGIN_PROBLEMS["text"] = "MCP result as JSON"
 
 
 def scenario_plugin_missing(c, ws):
@@ -350,7 +350,7 @@ def claude_user_entry(ws):
 
 def scenario_user_mcp(c, ws):
     """`helix hooks install` registers the user's MCP server exactly as
-    `claude mcp add --scope user helix -- <helix> mcp` does (problem 5's fix)."""
+    `claude mcp add --scope user helix -- <helix> mcp` does."""
     claude = os.environ["CLAUDE_BIN"]
     p = run([claude, "mcp", "add", "--scope", "user", "helix", "--", ws.helix, "mcp"], ws.env,
             ws.repo, check=False)
@@ -360,16 +360,16 @@ def scenario_user_mcp(c, ws):
     ws.helix_cmd("hooks", "install")
     ours = claude_user_entry(ws)
     c.check("helix hooks install writes the entry claude mcp add writes", ours == theirs,
-            f"claude: {theirs}, helix: {ours}", problem="problem 5")
+            f"claude: {theirs}, helix: {ours}", problem="MCP server not registered")
     return {}
 
 
 def scenario_plugin_and_user(c, ws):
     """The plugin next to a user-level `helix hooks install`: both run every hook, helix
-    answers once (issue 15: plugin and hooks install must not both inject)."""
+    answers once (the plugin and `hooks install` must not both inject)."""
     ws.helix_cmd("hooks", "install")
     opts = scenario_plugin(c, ws)
-    opts["problems"] = dict(PLUGIN_PROBLEMS, dup="problem 3")
+    opts["problems"] = dict(PLUGIN_PROBLEMS, dup="injected twice")
     return opts
 
 
@@ -387,7 +387,7 @@ SCENARIOS = {
     "unapproved": scenario_unapproved,
     "user-mcp": scenario_user_mcp,
 }
-# Issue 15's problems first, then the plugin, then the controls and measurements a fix
+# The install scenarios first, then the plugin, then the controls and measurements a fix
 # relies on.
 DEFAULT = ["project", "no-approve", "user", "both", "nopath", "plugin", "plugin-missing",
            "plugin-marketplace", "plugin-and-user", "same-command", "unapproved", "user-mcp"]

@@ -307,7 +307,7 @@ fn describe_plugins(scopes: &[Scope], r: &mut Report) {
 }
 
 /// Hooks whose texts name `mcp__helix__…` tools while no such server is registered would send
-/// the model after tools that do not exist (issue 15, problem 5).
+/// the model after tools that do not exist.
 fn check_tool_names(scopes: &[Scope], servers: &Servers, r: &mut Report) {
     for s in scopes {
         let names_default = s

@@ -1,4 +1,4 @@
-//! Issue 2's command line on knowledge dirs made here: `helix build`, `helix check`,
+//! The command line on knowledge dirs made here: `helix build`, `helix check`,
 //! `helix search --index` (human and JSON output), plus local mode and pending entries.
 
 use super::common::{Client, KNOWLEDGE, Upstream, write_files};
@@ -235,7 +235,7 @@ fn check_prints_diagnostics_and_exit_codes() {
     assert!(r.stderr.contains("missing"), "{}", r.stderr);
 }
 
-/// Issue 16, item 3: front matter that PyYAML reads — flow collections spread over lines,
+/// Front matter that PyYAML reads — flow collections spread over lines,
 /// closed at (or left of) the key's indentation, with comment lines — in a real git
 /// repository. Every entry compiles, with its title.
 const FLOW_FRONT_MATTER: &[(&str, &str, &str)] = &[
@@ -773,13 +773,14 @@ fn concurrent_stores_all_reach_the_overlay() {
 fn network_commands_without_helix_net_say_what_is_missing() {
     let dir = tempfile::tempdir().unwrap();
     let lone = dir.path().join("helix");
-    std::fs::copy(super::common::HELIX, &lone).unwrap();
+    std::fs::copy(super::common::helix(), &lone).unwrap();
     // A process forked by a parallel test while the copy's file was still open for
     // writing holds that descriptor until it execs: running the copy can fail with
     // ETXTBSY for that moment. Retry it.
     let run = |arg: &str| {
         for _ in 0..100 {
-            match std::process::Command::new(&lone)
+            let mut cmd = std::process::Command::new(&lone);
+            match helix_test_support::isolate(&mut cmd, &dir.path().join("home"))
                 .arg(arg)
                 .current_dir(dir.path())
                 .output()

@@ -1,4 +1,4 @@
-//! Knowledge hygiene (issue 14, parts 3 and 4): `check --stale` on a real code repository,
+//! Knowledge hygiene: `check --stale` on a real code repository,
 //! near-duplicates refused on every write path and listed by `check`, and the hook marks for
 //! review-due entries and missing sources.
 

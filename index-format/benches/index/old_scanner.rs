@@ -1,4 +1,4 @@
-//! The secret scanner as it was before issue 17 (nine rules in `validate.rs`, commit
+//! The secret scanner the current one replaced (nine rules in `validate.rs`, commit
 //! 0d7ac13), kept only as the baseline of the `secrets` benches. Not used by the crate.
 
 const PRIVATE_KEY: &str = "private key";

@@ -378,7 +378,7 @@ fn bad_yaml_points_at_the_file_line() {
     assert_eq!(parse("t/x.md", "---\n# note\n---\nbody\n").title, "x");
 }
 
-/// Issue 16: a flow sequence over several lines, closed at the parent key's
+/// A flow sequence over several lines, closed at the parent key's
 /// indentation, with a comment line, is read as PyYAML reads it; lines after it still
 /// count right in diagnostics.
 #[test]

@@ -286,7 +286,8 @@ mod tests {
         to_json(yaml).unwrap_or_else(|e| panic!("{e}\n{yaml}"))
     }
 
-    /// Issue 16's finding and its neighbours, each with the data PyYAML 6 gives for it.
+    /// Flow collections closed left of their key's indentation, and their neighbours, each
+    /// with the data PyYAML 6 gives for it.
     #[test]
     fn under_indented_flow_collections_read_as_pyyaml_reads_them() {
         let issue = "title: Run the linter\ntools:\n  lint:\n    command: eslint\n    args: [\n      \"--fix\",\n      # comment line\n      \"src/\"\n  ]\n  format:\n    command: prettier\n";

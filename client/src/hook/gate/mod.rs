@@ -174,7 +174,8 @@ pub const TOOL_POINTS: f32 = 0.6;
 /// whose example is an `Invoice` with `tax` and a `subtotal`) are what a failure of the
 /// user's own code shares with it, not what the note is about. The full loss when none of
 /// the matched idf mass is in prose, none from [`PROSE_SHARE`] of it up; chosen over every
-/// judged error case with [`PROSE_SHARE`] (see docs/benchmarks.md, tenth pass).
+/// judged error case with [`PROSE_SHARE`] (docs/benchmarks.md, "How the gate's constants
+/// were chosen").
 pub const CODE_ONLY_PENALTY: f32 = 1.5;
 pub const PROSE_SHARE: f32 = 0.5;
 /// Prompts: points lost when the prompt names code the knowledge has never seen (a

@@ -3,7 +3,8 @@
 //! note that quotes one is about that very message, whatever the ranking thinks.
 
 /// Words in a phrase: five are seldom shared by chance between an output and a note, six
-/// never were over the judged errors (`docs/benchmarks.md`, "Seventh pass").
+/// never were over the judged errors (`docs/benchmarks.md`, "How the gate's constants were
+/// chosen").
 pub const PHRASE_WORDS: usize = 6;
 /// Lines and bytes of output looked at: the message is near the top or the bottom, and a
 /// hook must stay fast on a megabyte of log.
