@@ -79,6 +79,8 @@ pub fn run(_a: Args) -> Result<ExitCode> {
     if let Err(e) = helix_client::config::UserConfig::load() {
         out.fix(&format!("{e:#}"), "fix or remove the user config file");
     }
+    // Projects the server follows but serves no artifact of yet.
+    let mut unserved: Vec<&str> = Vec::new();
     if let Some(server) = &cfg.server {
         let first = cfg.projects.first().map(String::as_str).unwrap_or_default();
         let token = match helix_client::config::token_for(server, first) {
@@ -127,6 +129,18 @@ pub fn run(_a: Args) -> Result<ExitCode> {
                 Ok(r) if r.status().is_success() => {
                     out.ok(&format!("project {p} readable"));
                     match r.json::<serde_json::Value>() {
+                        Ok(v) if v["commit"].is_null() => {
+                            // Nothing to download yet: `helix sync` would fail too.
+                            unserved.push(p.as_str());
+                            let why = v["last_fetch"]["error"]
+                                .as_str()
+                                .map(|e| format!("; its last fetch failed: {e}"))
+                                .unwrap_or_default();
+                            out.fix(
+                                &format!("project {p}: the server has not compiled it yet{why}"),
+                                "wait for the server's first fetch of its upstream (its poll interval), or fix the upstream in the server config; `helix sync` works once the server serves it",
+                            );
+                        }
                         Ok(v) => knowledge_report(&mut out, p, &census_of_status(&v)),
                         Err(e) => out.note(&format!("project {p}: unreadable status: {e}")),
                     }
@@ -173,6 +187,11 @@ pub fn run(_a: Args) -> Result<ExitCode> {
                     &format!("delete {} and run `helix sync`", file.display()),
                 ),
             },
+            Ok(None) if unserved.contains(&p.as_str()) => {
+                out.note(&format!(
+                    "cache {p}: not synced yet (nothing to sync yet, see above)"
+                ));
+            }
             Ok(None) => out.fix(&format!("cache {p}: not synced yet"), "run `helix sync`"),
             Err(e) => out.fix(
                 &format!("cache {p}: {e:#}"),

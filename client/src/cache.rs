@@ -179,6 +179,24 @@ pub fn short(commit: &str) -> &str {
     commit.get(..7).unwrap_or(commit)
 }
 
+/// `commit 1a2b3c4`, or `no commit yet` for the artifact of an empty project.
+pub fn commit_note(commit: &str) -> String {
+    if commit.is_empty() {
+        "no commit yet".to_string()
+    } else {
+        format!("commit {}", short(commit))
+    }
+}
+
+/// What a sync line adds for a project with no entries: how to give it one.
+pub fn empty_note(entries: u64) -> &'static str {
+    if entries == 0 {
+        " (the project is empty: `helix store` adds its first entry)"
+    } else {
+        ""
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,7 +8,7 @@ mod push;
 
 use anyhow::Result;
 use fetch::{Fetched, fetch};
-use helix_client::cache::{Report, compile_local, read_meta, record, short};
+use helix_client::cache::{Report, commit_note, compile_local, empty_note, read_meta, record};
 use helix_client::config::ProjectConfig;
 use helix_client::knowledge::INDEX_FILE;
 use helix_client::pending::{self, PendingDir};
@@ -104,9 +104,10 @@ pub fn sync_project(
     }
     let mut line = match fetched {
         Fetched::UpToDate(m) => format!(
-            "{project}: {}, commit {}, up to date",
+            "{project}: {}, {}, up to date{}",
             helix_client::human::entries(m.entries),
-            short(&m.commit)
+            commit_note(&m.commit),
+            empty_note(m.entries)
         ),
         Fetched::Updated {
             old_entries: Some(o),
@@ -115,11 +116,12 @@ pub fn sync_project(
         } => {
             let diff = meta.entries as i64 - o as i64;
             format!(
-                "{project}: updated {} → {} entries ({diff:+}), commit {}, {}",
+                "{project}: updated {} → {} entries ({diff:+}), {}, {}{}",
                 helix_client::human::thousands(o),
                 helix_client::human::thousands(meta.entries),
-                short(&meta.commit),
-                received.describe()
+                commit_note(&meta.commit),
+                received.describe(),
+                empty_note(meta.entries)
             )
         }
         Fetched::Updated {
@@ -127,10 +129,11 @@ pub fn sync_project(
             meta,
             received,
         } => format!(
-            "{project}: {}, commit {}, downloaded {}",
+            "{project}: {}, {}, downloaded {}{}",
             helix_client::human::entries(meta.entries),
-            short(&meta.commit),
-            received.describe()
+            commit_note(&meta.commit),
+            received.describe(),
+            empty_note(meta.entries)
         ),
     };
     if pushed > 0 {

@@ -123,6 +123,52 @@ fn store_on_a_syncs_to_b_and_upstream_commits_reach_both() {
     assert_eq!(st["projects"][0]["last_sync"]["ok"], true);
 }
 
+/// A new server-owned project, created empty: `helix sync` succeeds at once and says it is
+/// empty, `helix doctor` finds nothing to fix, and the first store fills it.
+#[test]
+fn an_empty_project_syncs_and_says_so() {
+    let server = Server::start(&[ProjectSpec {
+        name: "docs",
+        upstream: None,
+    }]);
+    server.wait_ready("docs");
+    let c = Client::new();
+    c.follow(&server.url, &["docs"]);
+    let r = c.run(&["sync"]).ok();
+    assert!(
+        r.stdout
+            .starts_with("docs: 0 entries, no commit yet, downloaded")
+            && r.stdout
+                .contains("the project is empty: `helix store` adds its first entry"),
+        "{}",
+        r.stdout
+    );
+    let r = c.run(&["sync"]).ok();
+    assert!(r.stdout.contains("up to date"), "{}", r.stdout);
+    // Nothing to fix about the project or its cache (the hooks are not installed here).
+    let doctor = c.run(&["doctor"]);
+    let fixes: Vec<&str> = doctor
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("FIX") && !l.contains("hooks not installed"))
+        .collect();
+    assert!(fixes.is_empty(), "{}", doctor.stdout);
+    assert!(
+        doctor.stdout.contains("cache docs: 0 entries"),
+        "{}",
+        doctor.stdout
+    );
+    c.store("ops", "Deploy freeze", "No deploys on Friday afternoons.");
+    let r = c.run(&["sync"]).ok();
+    assert!(
+        r.stdout.contains("updated 0 → 1 entries (+1), commit ")
+            && r.stdout.contains("pushed 1 pending")
+            && !r.stdout.contains("empty"),
+        "{}",
+        r.stdout
+    );
+}
+
 #[test]
 fn server_down_sync_fails_clearly_and_leaves_cache_and_pending_alone() {
     let tmp = tempfile::tempdir().unwrap();

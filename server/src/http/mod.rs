@@ -76,14 +76,30 @@ pub fn app(state: AppState) -> Router {
             timeout,
         ))
         .layer(
-            tower_http::trace::TraceLayer::new_for_http().make_span_with(|req: &Request| {
-                tracing::debug_span!(
-                    "request",
-                    method = %req.method(),
-                    uri = %redacted_uri(req.uri()),
-                    version = ?req.version(),
-                )
-            }),
+            tower_http::trace::TraceLayer::new_for_http()
+                .make_span_with(|req: &Request| {
+                    tracing::debug_span!(
+                        "request",
+                        method = %req.method(),
+                        uri = %redacted_uri(req.uri()),
+                        version = ?req.version(),
+                    )
+                })
+                // A 503 is a state the client is told to wait out (a project still being
+                // fetched), not a server fault: one ERROR line per poll would drown real ones.
+                .on_failure(
+                    |class: tower_http::classify::ServerErrorsFailureClass,
+                     latency: Duration,
+                     _: &tracing::Span| {
+                        use tower_http::classify::ServerErrorsFailureClass::StatusCode as Status;
+                        match class {
+                            Status(code) if code == StatusCode::SERVICE_UNAVAILABLE => {
+                                tracing::debug!(?latency, "answered 503")
+                            }
+                            class => tracing::error!(?latency, %class, "response failed"),
+                        }
+                    },
+                ),
         )
         .with_state(state)
 }

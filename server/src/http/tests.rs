@@ -160,8 +160,6 @@ async fn auth_is_checked_per_project_and_scope() {
         ("GET /v1/projects/a/status",    Some("wrong"),    "",    401, "unauthorized"),
         ("GET /v1/projects/a/status",    Some("tok-b"),    "",    403, "forbidden"),
         ("GET /v1/projects/zz/status",   Some("tok-b"),    "",    404, "not_found"),
-        // No artifact yet: 503 with the stable error shape.
-        ("GET /v1/projects/a/index",     Some("tok-a-r"),  "",    503, "unavailable"),
         ("POST /v1/projects/a/entries",  Some("tok-a-r"),  entry, 403, "forbidden"),
         ("POST /v1/projects/a/refresh",  Some("tok-a-r"),  "",    403, "forbidden"),
         ("POST /v1/projects/a/entries",  Some("tok-a-rw"), &big,  413, "payload_too_large"),
@@ -194,6 +192,70 @@ async fn auth_is_checked_per_project_and_scope() {
     assert_eq!(st, StatusCode::OK);
     let v: serde_json::Value = serde_json::from_slice(&body).expect("json");
     assert_eq!(v["projects"].as_array().map(Vec::len), Some(1));
+    s.shutdown().await;
+}
+
+/// A new server-owned project (no commit on its branch) serves an artifact of no entries at
+/// once: clients sync it instead of waiting on a 503 until someone stores an entry.
+#[tokio::test]
+async fn an_empty_project_serves_an_empty_artifact() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = state(dir.path(), false).await;
+    let app = app(s.clone());
+    let mut got = None;
+    for _ in 0..200 {
+        let (st, h, bytes) = call(
+            app.clone(),
+            req("GET", "/v1/projects/a/index", Some("tok-a-r"), ""),
+        )
+        .await;
+        if st == StatusCode::OK {
+            got = Some((h, bytes));
+            break;
+        }
+        assert_eq!(
+            st,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "only until the first compile"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    let (h, bytes) = got.expect("the empty project is served");
+    assert_eq!(h["x-helix-generation"], "0");
+    assert_eq!(
+        h["etag"].to_str().expect("ascii"),
+        format!("\"{}\"", crate::store::content_hash(&bytes))
+    );
+    let index = helix_index_format::Index::open(&bytes[..]).expect("a valid artifact");
+    index.verify().expect("checksum");
+    assert_eq!(index.len(), 0);
+    assert_eq!(index.meta().expect("meta").project, "a");
+    let (st, _, body) = call(
+        app.clone(),
+        req("GET", "/v1/projects/a/status", Some("tok-a-r"), ""),
+    )
+    .await;
+    assert_eq!(st, StatusCode::OK);
+    let v: serde_json::Value = serde_json::from_slice(&body).expect("json");
+    assert_eq!(
+        (v["entries"].as_u64(), v["commit"].as_str()),
+        (Some(0), Some(""))
+    );
+    // The first write replaces it with generation 1.
+    let e = r#"{"topic":"ops","title":"Deploy freeze","body":"No deploys on Friday."}"#;
+    let (st, _, body) = call(
+        app.clone(),
+        req("POST", "/v1/projects/a/entries", Some("tok-a-rw"), e),
+    )
+    .await;
+    assert_eq!(
+        st,
+        StatusCode::CREATED,
+        "{}",
+        String::from_utf8_lossy(&body)
+    );
+    let (_, h, _) = call(app, req("GET", "/v1/projects/a/index", Some("tok-a-r"), "")).await;
+    assert_eq!(h["x-helix-generation"], "1");
     s.shutdown().await;
 }
 

@@ -36,11 +36,50 @@ impl Lane<'_> {
         fetch_failed: Option<&GitError>,
     ) -> Result<Option<ArtifactInfo>, IngestError> {
         let tip = self.tip()?;
-        let built = self.ingest(tip, started)?;
+        let built = match tip {
+            // The branch does not exist, and a fetch (if there is an upstream) just said so:
+            // an empty project, served as one.
+            None if fetch_failed.is_none() => Some(self.serve_empty()?),
+            tip => self.ingest(tip, started)?,
+        };
         match fetch_failed {
             Some(e) => Err(IngestError::Fetch(e.to_string())),
             None => Ok(built),
         }
+    }
+
+    /// A project whose branch has no commit yet (a new server-owned repository, an empty
+    /// upstream) serves an artifact of no entries at once, so that clients sync it and see
+    /// that it is empty instead of waiting on a 503. It has no commit and generation 0: the
+    /// first commit's artifact (generation 1 or more) replaces it. An artifact already
+    /// served stays served (a branch that went missing upstream is not taken for empty).
+    fn serve_empty(&mut self) -> Result<ArtifactInfo, IngestError> {
+        if let Some(c) = self.project.current() {
+            return Ok(c.info.clone());
+        }
+        let info = BuildInfo {
+            project: self.project.cfg.name.clone(),
+            commit: String::new(),
+            generation: 0,
+            // Replicas build the same bytes, hence the same ETag.
+            build_time: 0,
+        };
+        let bytes =
+            helix_index_format::build(&[], &info).map_err(|error| IngestError::Compile {
+                project: self.project.cfg.name.clone(),
+                error,
+            })?;
+        let (served, ptr) = self
+            .project
+            .store
+            .save(bytes, "", 0, 0, 0, Findings::default())?;
+        let ai = served.info.clone();
+        *write(&self.project.pointer) = ptr;
+        *write(&self.project.current) = Some(served);
+        self.metrics
+            .artifact(&self.project.cfg.name, ai.bytes, ai.entries, ai.generation);
+        tracing::info!(project = %self.project.cfg.name, branch = %self.project.cfg.branch, "the branch has no commit yet: serving an empty artifact");
+        Ok(ai)
     }
 
     /// Compiles commit `tip` into a new artifact unless it is already the served one.
