@@ -3,6 +3,7 @@
 //! by default, `--json` for scripts; `--explain` shows where each score comes from and
 //! whether the hooks' relevance gate would let the hit through.
 
+use crate::hook::events::INJECT_MAX;
 use crate::hook::gate;
 use crate::knowledge::{Found, Knowledge, ProjectHit};
 use anyhow::{Result, bail};
@@ -27,8 +28,9 @@ pub struct Args {
     /// Only entries of this followed project.
     #[arg(long)]
     pub project: Option<String>,
-    /// Show, per hit, the matched terms, each field's part of the score and whether the
-    /// hooks' relevance gate would pass it (ranking as the hooks do: any query word).
+    /// Show, per hit, the matched terms, each field's part of the score, whether the
+    /// hooks' relevance gate would pass it and whether the prompt hook would inject it
+    /// (ranking as the hooks do: any query word).
     #[arg(long)]
     pub explain: bool,
     /// Also retired and superseded entries (marked so), which hooks and searches leave out.
@@ -96,6 +98,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
     let hits = &found.hits[..found.hits.len().min(a.limit)];
     let form = gate::Form::of_prompt(&query);
     let own_code = gate::names_own_code(&found, &query);
+    let hook = HookView::new(&found, form, own_code);
     if a.json {
         let hits: Vec<Value> = hits
             .iter()
@@ -111,7 +114,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
                     "snippet": h.hit.snippet,
                 });
                 if a.explain {
-                    v["explain"] = explain_json(&found, h, at, form, own_code);
+                    v["explain"] = explain_json(&found, h, at, &hook);
                 }
                 if let Some(note) = k.hidden_note(h) {
                     v["hidden"] = json!(note);
@@ -178,7 +181,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             println!("    {}", snippet.replace('\n', " "));
         }
         if a.explain {
-            print_explain(&found, h, i, form, own_code);
+            print_explain(&found, h, i, &hook);
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -188,13 +191,63 @@ fn terms_of(found: &Found<'_>, h: &ProjectHit<'_>) -> Vec<TermScore> {
     relevance::explain(&h.hit.entry, found.query_of(h), &found.stats)
 }
 
-fn print_explain(
-    found: &Found<'_>,
-    h: &ProjectHit<'_>,
-    at: usize,
+/// What the prompt hook would make of these hits: the gate's verdict on each, and which
+/// it would inject — the first when it passes, and the runners-up within
+/// [`gate::FOLLOW_RATIO`] of its score, at most [`INJECT_MAX`] (`gate::passing`). A hit can
+/// pass the gate and still not be injected.
+struct HookView {
     form: gate::Form,
     own_code: bool,
-) {
+    /// Ranks of the hits the hook would inject.
+    injected: Vec<usize>,
+}
+
+impl HookView {
+    fn new(found: &Found<'_>, form: gate::Form, own_code: bool) -> HookView {
+        let injected = gate::passing(found, form, seen(own_code), INJECT_MAX)
+            .iter()
+            .filter_map(|(h, _)| found.hits.iter().position(|o| std::ptr::eq(o, *h)))
+            .collect();
+        HookView {
+            form,
+            own_code,
+            injected,
+        }
+    }
+
+    /// Whether the hook injects hit `at`, and if not, why not.
+    fn verdict(&self, found: &Found<'_>, at: usize) -> (bool, Option<String>) {
+        if self.injected.contains(&at) {
+            return (true, None);
+        }
+        let why = if self.injected.is_empty() {
+            "the first hit does not pass, so the hook injects nothing".to_string()
+        } else if at >= INJECT_MAX {
+            format!("the hook injects at most {INJECT_MAX}")
+        } else {
+            let ratio = found.hits[at].hit.score / found.hits[0].hit.score;
+            if ratio < gate::FOLLOW_RATIO {
+                format!(
+                    "it scores {ratio:.2}× the first hit; the hook adds others only within {:.2}×",
+                    gate::FOLLOW_RATIO
+                )
+            } else {
+                "a hit ranked above it ends the hook's list".to_string()
+            }
+        };
+        (false, Some(why))
+    }
+}
+
+fn seen(own_code: bool) -> gate::Seen<'static> {
+    gate::Seen {
+        own_code,
+        ..gate::Seen::default()
+    }
+}
+
+fn print_explain(found: &Found<'_>, h: &ProjectHit<'_>, at: usize, hook: &HookView) {
+    let (form, own_code) = (hook.form, hook.own_code);
     let terms = terms_of(found, h);
     let bm25: f32 = terms.iter().map(|t| t.score).sum();
     let parts: Vec<String> = terms
@@ -215,15 +268,7 @@ fn print_explain(
         .collect();
     println!("    matched: {}", parts.join("; "));
     let recency = if bm25 > 0.0 { h.hit.score / bm25 } else { 1.0 };
-    if let Some(v) = gate::judge(
-        found,
-        at,
-        form,
-        gate::Seen {
-            own_code,
-            ..gate::Seen::default()
-        },
-    ) {
+    if let Some(v) = gate::judge(found, at, form, seen(own_code)) {
         let e = v.evidence;
         println!(
             "    bm25 {bm25:.2} × recency {recency:.3}; gate {} ({:.2} points, needs {:.2}; signal {}): separation {:.2}×, gap {:.2}×, {}/{} words matched, coverage {:.2}, matched idf {:.1}, {} unknown; {}",
@@ -245,15 +290,17 @@ fn print_explain(
             }
         );
     }
+    match hook.verdict(found, at) {
+        (true, _) => println!("    the prompt hook would inject it"),
+        (false, why) => println!(
+            "    the prompt hook would not inject it: {}",
+            why.unwrap_or_default()
+        ),
+    }
 }
 
-fn explain_json(
-    found: &Found<'_>,
-    h: &ProjectHit<'_>,
-    at: usize,
-    form: gate::Form,
-    own_code: bool,
-) -> Value {
+fn explain_json(found: &Found<'_>, h: &ProjectHit<'_>, at: usize, hook: &HookView) -> Value {
+    let (form, own_code) = (hook.form, hook.own_code);
     let terms = terms_of(found, h);
     let bm25: f32 = terms.iter().map(|t| t.score).sum();
     let terms: Vec<Value> = terms
@@ -267,11 +314,7 @@ fn explain_json(
             })
         })
         .collect();
-    let seen = gate::Seen {
-        own_code,
-        ..gate::Seen::default()
-    };
-    let gate = gate::judge(found, at, form, seen).map(|v| {
+    let gate = gate::judge(found, at, form, seen(own_code)).map(|v| {
         json!({
             "pass": v.pass,
             "points": v.points,
@@ -290,5 +333,6 @@ fn explain_json(
             "topic": gate::names_topic(found.query_of(h), h.hit.entry.topic),
         })
     });
-    json!({ "bm25": bm25, "terms": terms, "gate": gate })
+    let (injected, why_not) = hook.verdict(found, at);
+    json!({ "bm25": bm25, "terms": terms, "gate": gate, "injected": injected, "why_not": why_not })
 }

@@ -24,7 +24,7 @@ pub use super::ambient::ambient;
 pub(super) const READ_HINT: &str = "`helix read <project:id>` shows a whole entry";
 
 /// Most entries one prompt or error injection shows.
-const INJECT_MAX: usize = 3;
+pub const INJECT_MAX: usize = 3;
 /// Hits of an error search looked through for one that quotes the failure; the gate weighs
 /// the first [`SEPARATION_DEPTH`].
 const QUOTE_DEPTH: usize = 20;
