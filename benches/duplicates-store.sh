@@ -27,7 +27,7 @@ BASELINE=${BASELINE:-}
 [ -d "$CORPUS" ] || { echo "corpus not found: $CORPUS (set CORPUS=)" >&2; exit 1; }
 command -v hyperfine >/dev/null || { echo "needs hyperfine" >&2; exit 1; }
 if [ -z "${SKIP_BUILD:-}" ]; then
-    cargo build --release --locked -p helix-client --quiet
+    cargo build --release --locked -p helix-client-net --quiet
 fi
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/helix-dup-bench.XXXXXX")

@@ -14,7 +14,7 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 [ -d "$CORPUS" ] || { echo "corpus not found: $CORPUS (set CORPUS=)" >&2; exit 1; }
 
 echo "building release helix and helix-server..." >&2
-cargo build --release -p helix-client -p helix-server --quiet
+cargo build --release -p helix-client-net -p helix-server --quiet
 HELIX=$CARGO_TARGET_DIR/release/helix
 SERVER=$CARGO_TARGET_DIR/release/helix-server
 

@@ -33,7 +33,7 @@ export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
 HELIX=${HELIX:-$CARGO_TARGET_DIR/release/helix}
 if [ -z "${SKIP_BUILD:-}" ]; then
     echo "building release helix..." >&2
-    cargo build --release -p helix-client --quiet
+    cargo build --release -p helix-client-net --bin helix --quiet
 fi
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/helix-hook-bench.XXXXXX")

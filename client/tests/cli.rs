@@ -17,6 +17,8 @@ mod hooks;
 mod hygiene;
 #[path = "cli/install.rs"]
 mod install;
+#[path = "cli/isolation.rs"]
+mod isolation;
 #[path = "cli/link.rs"]
 mod link;
 #[path = "cli/mcp.rs"]

@@ -99,6 +99,7 @@ fn token(cfg: &ForgeConfig) -> Result<String, ForgeError> {
 /// Opens the pull/merge request and labels it; returns its web address.
 pub async fn open(cfg: &ForgeConfig, req: &Request<'_>) -> Result<String, ForgeError> {
     let token = token(cfg)?;
+    crate::sys::install_crypto_provider();
     let http = reqwest::Client::builder()
         .timeout(TIMEOUT)
         .redirect(reqwest::redirect::Policy::none())

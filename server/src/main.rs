@@ -66,18 +66,29 @@ fn main() -> ExitCode {
     }
 }
 
+/// Logs to stderr, filtered by `RUST_LOG` (`target=level` directives, comma-separated, as
+/// `info,tower_http=warn`, the default; a value that does not parse means the default).
+/// `Targets` rather than `EnvFilter`: the same directives without span and field filters,
+/// which helix does not use, and without the regex engine they would build in.
 fn init_logging(json: bool) {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,tower_http=warn"));
+    use tracing_subscriber::filter::Targets;
+    use tracing_subscriber::prelude::*;
+    let filter: Targets = std::env::var("RUST_LOG")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| {
+            Targets::new()
+                .with_default(tracing::Level::INFO)
+                .with_target("tower_http", tracing::Level::WARN)
+        });
     // Colours only for a person at a terminal: journald, files and pipes get plain text.
     let b = tracing_subscriber::fmt()
-        .with_env_filter(filter)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr);
     if json {
-        b.json().init();
+        b.json().finish().with(filter).init();
     } else {
-        b.init();
+        b.finish().with(filter).init();
     }
 }
 

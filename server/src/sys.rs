@@ -1,10 +1,21 @@
 //! Small system pieces shared by every module of the server, each defined once here:
-//! crash-safe file replacement, the wall clock, and lock guards that survive a panic.
+//! crash-safe file replacement, the wall clock, lock guards that survive a panic, and the
+//! TLS provider.
 
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+/// Makes ring rustls's process-wide cryptography, once; reqwest refuses to build a client
+/// before one is chosen (helix builds without aws-lc, reqwest's default).
+pub fn install_crypto_provider() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // Err: another part of the process chose one already, which is as good.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
 
 /// Writes `bytes` to `path` atomically: temporary file in the same directory, fsync,
 /// rename, fsync of the directory, so readers see the old or the new content, never a

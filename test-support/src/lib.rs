@@ -94,8 +94,8 @@ fn stale(bins: &[PathBuf]) -> bool {
         "Cargo.lock",
         "Cargo.toml",
         "client/Cargo.toml",
-        "client/build.rs",
-        "client/hot-text.txt",
+        "client-net/build.rs",
+        "client-net/hot-text.txt",
         "client-net/Cargo.toml",
         "server/Cargo.toml",
         "server/build.rs",
@@ -148,6 +148,64 @@ fn build(profile_dir: &Path) {
         status.success(),
         "cargo build of {BIN_PACKAGES:?} failed ({status})"
     );
+}
+
+/// The per-user directories a process under test gets, all inside `home`: `HOME` and
+/// every XDG base directory helix reads (config, cache, data, state, runtime).
+pub const ISOLATED_VARS: [(&str, &str); 6] = [
+    ("HOME", ""),
+    ("XDG_CONFIG_HOME", ".config"),
+    ("XDG_CACHE_HOME", ".cache"),
+    ("XDG_DATA_HOME", ".local/share"),
+    ("XDG_STATE_HOME", ".local/state"),
+    ("XDG_RUNTIME_DIR", "run"),
+];
+
+/// Points `cmd` at a machine of its own under `home`: `HOME` and every XDG base directory
+/// inside it ([`ISOLATED_VARS`]), and no inherited `XDG_*` or `HELIX_*` variable (a
+/// developer's own `XDG_STATE_HOME` or `HELIX_LOG` must not leak into a test, nor a test's
+/// writes into them). Set test-specific `HELIX_*` variables after calling this.
+pub fn isolate<'c>(cmd: &'c mut Command, home: &Path) -> &'c mut Command {
+    let inherited = std::env::vars_os().map(|(k, _)| k);
+    let explicit = cmd.get_envs().map(|(k, _)| k.to_os_string());
+    let drop: Vec<_> = inherited
+        .chain(explicit.collect::<Vec<_>>())
+        .filter(|k| {
+            k.to_str()
+                .is_some_and(|k| k.starts_with("XDG_") || k.starts_with("HELIX_"))
+        })
+        .collect();
+    for k in drop {
+        cmd.env_remove(k);
+    }
+    for (var, rel) in ISOLATED_VARS {
+        let dir = if rel.is_empty() {
+            home.to_path_buf()
+        } else {
+            home.join(rel)
+        };
+        if var == "XDG_RUNTIME_DIR" {
+            // helix creates it 0700 when missing, as a login session would.
+            let _ = std::fs::create_dir_all(&dir);
+        }
+        cmd.env(var, dir);
+    }
+    cmd
+}
+
+/// The program `name`: from `$<NAME>` (upper case, `-` as `_`) when set, else the first
+/// `name` on `PATH`, else in `/usr/sbin`, `/usr/local/sbin` or `/sbin` (not on a normal
+/// user's PATH on Debian, where daemons such as haproxy install).
+pub fn find_program(name: &str) -> Option<PathBuf> {
+    let var = name.to_ascii_uppercase().replace('-', "_");
+    if let Some(p) = std::env::var_os(var).filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(["/usr/sbin", "/usr/local/sbin", "/sbin"].map(PathBuf::from))
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
 }
 
 /// Runs `<server_bin> --config <config> token add` for `project`, as an operator would,
@@ -270,6 +328,31 @@ fn dechunk(mut b: &[u8]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn isolate_overrides_every_inherited_directory() {
+        let dir = std::env::temp_dir().join(format!("helix-isolate-{}", std::process::id()));
+        let home = dir.as_path();
+        let mut c = Command::new("true");
+        c.env("XDG_STATE_HOME", "/outside/state")
+            .env("XDG_DATA_DIRS", "/outside/share")
+            .env("HELIX_LOG", "/outside/log");
+        isolate(&mut c, home);
+        let envs: std::collections::HashMap<_, _> = c
+            .get_envs()
+            .map(|(k, v)| (k.to_string_lossy().into_owned(), v.map(PathBuf::from)))
+            .collect();
+        for (var, _) in ISOLATED_VARS {
+            let v = envs[var].as_ref().expect("set");
+            assert!(v.starts_with(home), "{var}={}", v.display());
+        }
+        assert_eq!(
+            envs["XDG_DATA_DIRS"], None,
+            "inherited XDG_ variables are removed"
+        );
+        assert_eq!(envs["HELIX_LOG"], None);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn dechunk_joins_chunks_and_stops_at_the_end_or_truncation() {

@@ -28,6 +28,11 @@ pub fn http_client(
             }
         })
     };
+    // reqwest needs rustls's provider chosen first (ring: helix builds without aws-lc).
+    static PROVIDER: std::sync::Once = std::sync::Once::new();
+    PROVIDER.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
     let mut b = reqwest::blocking::Client::builder()
         .connect_timeout(limits.connect)
         .timeout(limits.stall)

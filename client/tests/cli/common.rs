@@ -7,7 +7,17 @@ use std::process::{Child, Command, Output, Stdio};
 use tempfile::TempDir;
 
 /// The `helix` binary under test.
-pub const HELIX: &str = env!("CARGO_BIN_EXE_helix");
+/// The `helix` binary under test (in package `helix-client-net`, beside `helix-net`; built
+/// first when missing or stale).
+pub fn helix() -> &'static str {
+    static PATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| {
+        helix_test_support::workspace_binary("helix")
+            .to_str()
+            .expect("a UTF-8 target directory")
+            .to_string()
+    })
+}
 
 /// Output of a finished command, as text.
 #[derive(Debug)]
@@ -69,13 +79,13 @@ impl Client {
     }
 
     pub fn config_home(&self) -> PathBuf {
-        self.home.join("config")
+        self.home.join(".config")
     }
     pub fn cache_home(&self) -> PathBuf {
-        self.home.join("cache")
+        self.home.join(".cache")
     }
     pub fn data_home(&self) -> PathBuf {
-        self.home.join("data")
+        self.home.join(".local/share")
     }
     /// `$XDG_CACHE_HOME/helix/<server-key>/<project>`.
     pub fn cache_dir(&self, server: &str, project: &str) -> PathBuf {
@@ -127,16 +137,9 @@ impl Client {
     /// real user.
     pub fn cmd_in(&self, dir: &Path, args: &[&str]) -> Command {
         ensure_net();
-        let mut c = Command::new(HELIX);
-        c.args(args)
-            .current_dir(dir)
-            .env("HOME", &self.home)
-            .env("XDG_CONFIG_HOME", self.config_home())
-            .env("XDG_CACHE_HOME", self.cache_home())
-            .env("XDG_RUNTIME_DIR", self.home.join("run"))
-            .env("XDG_DATA_HOME", self.data_home())
-            .env_remove("HELIX_TOKEN")
-            .stdin(Stdio::null());
+        let mut c = Command::new(helix());
+        c.args(args).current_dir(dir).stdin(Stdio::null());
+        helix_test_support::isolate(&mut c, &self.home);
         c
     }
 
@@ -333,7 +336,7 @@ pub fn ensure_net() {
     let net = helix_test_support::workspace_binary("helix-net");
     assert_eq!(
         net.parent(),
-        Path::new(HELIX).parent(),
+        Path::new(helix()).parent(),
         "helix-net must sit beside the helix under test"
     );
 }
@@ -398,14 +401,14 @@ impl Server {
                 scopes,
             ));
         }
-        let mut child = Command::new(bin)
+        let mut cmd = Command::new(bin);
+        let mut child = helix_test_support::isolate(&mut cmd, &dir)
             .arg("--config")
             .arg(&cfg_path)
             .args(["--listen", "127.0.0.1:0", "--data-dir"])
             .arg(dir.join("data"))
             .env("RUST_LOG", "error,tower_http=off")
             .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("HOME", &dir)
             .env("GIT_AUTHOR_NAME", "helix")
             .env("GIT_AUTHOR_EMAIL", "helix@example.invalid")
             .env("GIT_COMMITTER_NAME", "helix")

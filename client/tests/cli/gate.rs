@@ -105,7 +105,7 @@ fn an_entry_is_not_injected_twice_in_a_session_until_a_compaction() {
     assert!(!f.hook("session-start", &start).is_empty());
     assert!(prompt(&f, "a", TARGETED).contains("kb:db/pool-exhaustion.md"));
     // The state is one small file per session.
-    let seen = f.home.join("cache/helix/sessions/a.seen");
+    let seen = f.home.join(".cache/helix/sessions/a.seen");
     let size = std::fs::metadata(&seen).expect("seen file").len();
     assert!(size < 200, "{size} bytes");
 }
@@ -196,7 +196,7 @@ fn injections_are_logged_and_helix_log_shows_them() {
 fn the_hook_still_answers_when_the_log_is_unwritable() {
     let f = noisy();
     // A directory where the log file should be: every write fails.
-    std::fs::create_dir_all(f.home.join("cache/helix/injections.log")).expect("mkdir");
+    std::fs::create_dir_all(f.home.join(".cache/helix/injections.log")).expect("mkdir");
     let text = context(&prompt(&f, "x", TARGETED), "UserPromptSubmit");
     assert!(text.contains("kb:db/pool-exhaustion.md"), "{text}");
     let (_, err) = helix_log(&f, &[]);

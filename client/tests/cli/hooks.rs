@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::common::{Client, HELIX};
+use crate::common::{Client, helix};
 
 /// Hook names, as `helix hook <name>`.
 const EVENTS: &[&str] = &[
@@ -118,18 +118,11 @@ impl Fixture {
     }
 
     pub(crate) fn command(&self) -> Command {
-        let mut c = Command::new(HELIX);
-        c.current_dir(&self.root)
-            .env("HOME", &self.home)
-            .env("XDG_CONFIG_HOME", self.home.join("config"))
-            .env("XDG_CACHE_HOME", self.home.join("cache"))
-            .env("XDG_DATA_HOME", self.home.join("data"))
-            // Where duplicate-call claims go (in memory on a real machine).
-            .env("XDG_RUNTIME_DIR", self.home.join("run"))
+        let mut c = Command::new(helix());
+        // Duplicate-call claims go to `$XDG_RUNTIME_DIR` (in memory on a real machine).
+        helix_test_support::isolate(c.current_dir(&self.root), &self.home)
             // No background sync unless a test asks for one.
-            .env("HELIX_SYNC_MAX_AGE", "0")
-            .env_remove("HELIX_TOKEN")
-            .env_remove("HELIX_LOG");
+            .env("HELIX_SYNC_MAX_AGE", "0");
         c
     }
 
@@ -276,7 +269,7 @@ fn session_start_with_stale_cache_answers_at_once_and_syncs_in_the_background() 
     // Answered from the old cache.
     let text = context(&out, "SessionStart");
     assert!(text.contains("5 entries"), "{text}");
-    let stamps = f.home.join("cache/helix/hook-sync");
+    let stamps = f.home.join(".cache/helix/hook-sync");
     assert_eq!(
         std::fs::read_dir(&stamps).expect("stamp dir").count(),
         1,
@@ -619,7 +612,7 @@ fn stop_reminds_once_after_an_unrecorded_failure() {
     // At most once per session.
     assert_eq!(stop(false), "");
     // The state lives under the cache directory.
-    assert!(f.home.join("cache/helix/sessions/sess-1").is_file());
+    assert!(f.home.join(".cache/helix/sessions/sess-1").is_file());
 }
 
 #[test]
@@ -650,8 +643,8 @@ fn pre_compact_prints_nothing_and_records_the_compaction() {
         ),
     );
     assert_eq!(out, "");
-    let state =
-        std::fs::read_to_string(f.home.join("cache/helix/sessions/sess-1")).expect("session state");
+    let state = std::fs::read_to_string(f.home.join(".cache/helix/sessions/sess-1"))
+        .expect("session state");
     assert!(state.contains("compactions=1"), "{state}");
 }
 
@@ -896,7 +889,7 @@ fn entry_point_keeps_what_std_start_up_guaranteed() {
             };
         }
         cmd.env("INPUT", f.home.join("fail.json"))
-            .args(["-c", script, HELIX])
+            .args(["-c", script, helix()])
             .output()
             .expect("run sh")
     };
@@ -908,7 +901,7 @@ fn entry_point_keeps_what_std_start_up_guaranteed() {
         "status 0",
         "{out:?}"
     );
-    let state = std::fs::read_to_string(f.home.join("cache/helix/sessions/sess-1"))
+    let state = std::fs::read_to_string(f.home.join(".cache/helix/sessions/sess-1"))
         .expect("session state written");
     assert!(state.contains("failures=1"), "{state}");
     assert!(!state.contains("hookSpecificOutput"), "{state}");
@@ -985,7 +978,8 @@ fn prefetch_pages_in_what_searches_read() {
         .expect("write entry");
     }
     let path = tmp.path().join("index.hix");
-    let out = Command::new(HELIX)
+    let mut cmd = Command::new(helix());
+    let out = helix_test_support::isolate(&mut cmd, &tmp.path().join("home"))
         .args(["build", "--no-git", "--project", "kb", "-o"])
         .arg(&path)
         .arg(&kb)
@@ -1057,7 +1051,7 @@ fn session_start_sweeps_state_and_claims_of_idle_sessions() {
         json!({"prompt": "why do integration tests hang on the connection pool?"}),
     );
     context(&f.hook("prompt", &prompt), "UserPromptSubmit");
-    let seen = f.home.join("cache/helix/sessions/sess-1.seen");
+    let seen = f.home.join(".cache/helix/sessions/sess-1.seen");
     let claims = f.home.join("run/helix/claims/sess-1");
     assert!(seen.is_file() && claims.is_dir());
     let age = |p: &Path, secs: u64| {
@@ -1081,7 +1075,7 @@ fn session_start_sweeps_state_and_claims_of_idle_sessions() {
     assert!(seen.exists() && claims.exists());
     // An hour later the next one sweeps.
     for stamp in [
-        f.home.join("cache/helix/sessions/.swept"),
+        f.home.join(".cache/helix/sessions/.swept"),
         f.home.join("run/helix/claims/.swept"),
     ] {
         age(&stamp, 3_601);
@@ -1096,7 +1090,7 @@ fn session_start_sweeps_state_and_claims_of_idle_sessions() {
     );
 }
 
-/// Issue 15, problem 3: the same hook installed twice (user and project settings, or the
+/// The same hook installed twice (user and project settings, or the
 /// plugin next to `hooks install`) gets the same stdin twice at the same moment. The second
 /// process prints nothing, so nothing reaches the model twice.
 #[test]
@@ -1149,7 +1143,7 @@ fn a_second_call_with_the_same_input_in_a_session_is_silent() {
     }
 }
 
-/// Issue 15, problem 5: the hook texts name helix's MCP tools under the name the session has
+/// The hook texts name helix's MCP tools under the name the session has
 /// them (`--mcp` on the installed command line), or only the CLI (`--mcp none`).
 #[test]
 fn hook_texts_name_the_mcp_tools_the_command_line_says_exist() {

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use crate::common::{Client, HELIX};
+use crate::common::{Client, helix};
 
 const EVENTS: &[(&str, &str)] = &[
     ("SessionStart", "session-start"),
@@ -61,18 +61,10 @@ impl Env {
     }
 
     fn run_with_path(&self, dir: &Path, args: &[&str], path: &str) -> Output {
-        Command::new(HELIX)
-            .args(args)
-            .current_dir(dir)
-            .env("HOME", &self.home)
+        let mut c = Command::new(helix());
+        helix_test_support::isolate(c.args(args).current_dir(dir), &self.home)
             .env("PATH", path)
-            .env("XDG_CONFIG_HOME", self.home.join("config"))
-            .env("XDG_CACHE_HOME", self.home.join("cache"))
-            .env("XDG_DATA_HOME", self.home.join("data"))
-            .env("XDG_STATE_HOME", self.home.join("state"))
-            .env("XDG_RUNTIME_DIR", self.home.join("run"))
             .env_remove("CLAUDE_CONFIG_DIR")
-            .env_remove("HELIX_LOG")
             .stdin(Stdio::null())
             .output()
             .expect("run helix")
@@ -98,7 +90,7 @@ impl Env {
     fn backup_of(&self, path: &Path) -> Option<String> {
         let dir = path.parent()?.file_name()?.to_string_lossy().into_owned();
         let name = format!("{dir}-{}.", path.file_name()?.to_string_lossy());
-        let backups = self.home.join("state/helix/backups");
+        let backups = self.home.join(".local/state/helix/backups");
         let found = std::fs::read_dir(backups)
             .ok()?
             .flatten()
@@ -120,7 +112,7 @@ impl Env {
 
 /// PATH with the helix under test first.
 fn path_with_helix() -> String {
-    let dir = Path::new(HELIX).parent().expect("helix has a directory");
+    let dir = Path::new(helix()).parent().expect("helix has a directory");
     format!("{}:/usr/bin:/bin", dir.display())
 }
 
@@ -298,7 +290,9 @@ fn installed_user_hooks_run_as_written() {
         .into_iter()
         .find(|(e, _, _)| e == "PermissionRequest")
         .expect("approve-mcp");
-    let out = Command::new("sh")
+    let mut sh = Command::new("sh");
+    let out = helix_test_support::isolate(&mut sh, &env.home)
+        .env("PATH", path_with_helix())
         .args(["-c", &cmd])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -490,9 +484,8 @@ fn status_reports_each_file_and_whether_the_binary_exists() {
     );
 }
 
-/// Issue 15, problem 2: a project install from a shell where `helix` is not on PATH used to
-/// succeed silently (and `doctor` said "all good") while every hook failed with `helix: not
-/// found` in Claude Code.
+/// A project install from a shell where `helix` is not on PATH must not succeed silently (nor
+/// `doctor` say "all good") while every hook fails with `helix: not found` in Claude Code.
 #[test]
 fn project_install_refuses_a_helix_claude_code_would_not_find_and_status_and_doctor_fail() {
     let env = Env::new();
@@ -521,7 +514,7 @@ fn project_install_refuses_a_helix_claude_code_would_not_find_and_status_and_doc
         PATH_WITHOUT_HELIX,
     );
     assert!(out.status.success(), "{}", stderr(&out));
-    let real = std::fs::canonicalize(HELIX).expect("helix path");
+    let real = std::fs::canonicalize(helix()).expect("helix path");
     assert!(
         stdout(&out).contains(&format!("{} hook prompt", real.display())),
         "{}",
@@ -551,8 +544,8 @@ fn project_install_refuses_a_helix_claude_code_would_not_find_and_status_and_doc
     assert!(out.status.success(), "{}", stdout(&out));
 }
 
-/// Issue 15, problem 5: a user-level install registered no MCP server, while the hooks told
-/// the model to call `mcp__helix__search`.
+/// A user-level install registers the MCP server the hooks tell the model to call
+/// (`mcp__helix__search`), and `--mcp none` names only the CLI.
 #[test]
 fn user_install_registers_the_mcp_server_for_the_user_and_no_mcp_names_only_the_cli() {
     let env = Env::new();
@@ -562,7 +555,7 @@ fn user_install_registers_the_mcp_server_for_the_user_and_no_mcp_names_only_the_
     );
     env.ok(&["hooks", "install"]);
     let global: Value = serde_json::from_str(&read(&env.global_config())).expect("JSON");
-    let real = std::fs::canonicalize(HELIX).expect("helix path");
+    let real = std::fs::canonicalize(helix()).expect("helix path");
     // The shape `claude mcp add --scope user helix -- <helix> mcp` writes.
     assert_eq!(
         global["mcpServers"]["helix"],
@@ -594,14 +587,8 @@ fn user_install_registers_the_mcp_server_for_the_user_and_no_mcp_names_only_the_
         .expect("session-start");
     env.knowledge();
     assert!(env.run_in(&env.repo, &["sync"]).status.success());
-    let out = Command::new("sh")
-        .args(["-c", start])
-        .current_dir(&env.repo)
-        .env("HOME", &env.home)
-        .env("XDG_CACHE_HOME", env.home.join("cache"))
-        .env("XDG_RUNTIME_DIR", env.home.join("run"))
-        .env("XDG_DATA_HOME", env.home.join("data"))
-        .env("XDG_CONFIG_HOME", env.home.join("config"))
+    let mut sh = Command::new("sh");
+    let out = helix_test_support::isolate(sh.args(["-c", start]).current_dir(&env.repo), &env.home)
         .env("HELIX_SYNC_MAX_AGE", "off")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -658,23 +645,23 @@ fn user_install_registers_the_mcp_server_for_the_user_and_no_mcp_names_only_the_
 fn claude_config_dir_moves_the_user_files() {
     let env = Env::new();
     let dir = env.home.join("elsewhere");
-    let out = Command::new(HELIX)
-        .args(["hooks", "install"])
-        .current_dir(&env.repo)
-        .env("HOME", &env.home)
-        .env("PATH", path_with_helix())
-        .env("XDG_STATE_HOME", env.home.join("state"))
-        .env("CLAUDE_CONFIG_DIR", &dir)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run helix");
+    let mut c = Command::new(helix());
+    let out = helix_test_support::isolate(
+        c.args(["hooks", "install"]).current_dir(&env.repo),
+        &env.home,
+    )
+    .env("PATH", path_with_helix())
+    .env("CLAUDE_CONFIG_DIR", &dir)
+    .stdin(Stdio::null())
+    .output()
+    .expect("run helix");
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(dir.join("settings.json").is_file());
     assert!(read(&dir.join(".claude.json")).contains("\"helix\""));
     assert!(!env.user_settings().exists() && !env.global_config().exists());
 }
 
-/// Issue 15, problem 3 (the installer's half; `hooks.rs` has the hooks' half): installing in
+/// The same hook installed twice, the installer's half (`hooks.rs` has the hooks'): installing in
 /// one scope when the other has helix warns, says how to remove it, and `status` notes it.
 #[test]
 fn installing_over_another_scope_or_the_plugin_warns() {
@@ -704,7 +691,7 @@ fn installing_over_another_scope_or_the_plugin_warns() {
     );
 }
 
-/// Issue 15, problem 4: the opt-in approval of the project's MCP server.
+/// The opt-in approval of the project's MCP server.
 #[test]
 fn enable_mcp_approves_the_project_server_for_the_team_and_uninstall_takes_it_back() {
     let env = Env::new();

@@ -1,7 +1,7 @@
-//! How the `helix` binary is linked: a static PIE on glibc Linux (`client/build.rs`), since
+//! How the `helix` binary is linked: a static PIE on glibc Linux (`client-net/build.rs`), since
 //! the dynamic loader was a quarter of a hook's work.
 
-use crate::common::HELIX;
+use crate::common::helix;
 use std::process::Command;
 
 /// Program header types and the dynamic tag this test reads (ELF64, little endian).
@@ -26,7 +26,7 @@ fn helix_is_a_static_pie_on_glibc_linux() {
         eprintln!("no libc.a on this machine: helix is linked dynamically here");
         return;
     }
-    let elf = std::fs::read(HELIX).unwrap();
+    let elf = std::fs::read(helix()).unwrap();
     assert_eq!(&elf[..4], b"\x7fELF");
     let u16_at = |o: usize| u16::from_le_bytes(elf[o..o + 2].try_into().unwrap());
     let u32_at = |o: usize| u32::from_le_bytes(elf[o..o + 4].try_into().unwrap());
@@ -56,7 +56,29 @@ fn helix_is_a_static_pie_on_glibc_linux() {
     }
     assert_eq!(needed, 0, "helix needs shared libraries");
     // Without a loader, a binary that still needed one would crash at once.
-    let out = Command::new(HELIX).arg("--version").output().unwrap();
+    let out = Command::new(helix()).arg("--version").output().unwrap();
     assert!(out.status.success(), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("helix "));
+}
+
+/// The hook binary is built in the package that also builds `helix-net`, which depends on
+/// reqwest, tokio, rustls and rmcp: none of their code may be linked into `helix` (each
+/// would leave its crate name in the binary's symbols and panic locations), while
+/// `helix-net` beside it, which does link them, shows the check can fail.
+#[test]
+fn the_hook_binary_links_no_network_code() {
+    let crates: [&[u8]; 4] = [b"reqwest", b"tokio", b"rustls", b"rmcp"];
+    let holds = |bytes: &[u8], name: &[u8]| bytes.windows(name.len()).any(|w| w == name);
+    let helix = std::fs::read(helix()).expect("read helix");
+    for name in crates {
+        assert!(
+            !holds(&helix, name),
+            "helix links {}",
+            String::from_utf8_lossy(name)
+        );
+    }
+    let net = std::fs::read(helix_test_support::workspace_binary("helix-net")).expect("read");
+    for name in crates {
+        assert!(holds(&net, name), "helix-net without {}", String::from_utf8_lossy(name));
+    }
 }

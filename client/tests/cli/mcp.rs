@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use tempfile::TempDir;
 
-const HELIX: &str = env!("CARGO_BIN_EXE_helix");
+use super::common::helix;
 
 /// A code repository with `.helix.toml`, plus its own XDG config/cache/data homes.
 struct Project {
@@ -75,7 +75,7 @@ impl Project {
         );
         let cache = p
             .home
-            .join(format!("cache/helix/127.0.0.1_{port}/kb/index.hix"));
+            .join(format!(".cache/helix/127.0.0.1_{port}/kb/index.hix"));
         p.compile_into(&cache);
         p
     }
@@ -125,18 +125,13 @@ impl Project {
 
     fn command(&self) -> std::process::Command {
         super::common::ensure_net();
-        let mut c = std::process::Command::new(HELIX);
+        let mut c = std::process::Command::new(helix());
         self.isolate(&mut c);
         c
     }
 
     fn isolate(&self, c: &mut std::process::Command) {
-        c.current_dir(&self.root)
-            .env("HOME", &self.home)
-            .env("XDG_CONFIG_HOME", self.home.join("config"))
-            .env("XDG_CACHE_HOME", self.home.join("cache"))
-            .env("XDG_DATA_HOME", self.home.join("data"))
-            .env_remove("HELIX_TOKEN")
+        helix_test_support::isolate(c.current_dir(&self.root), &self.home)
             .env_remove("CLAUDE_PROJECT_DIR");
     }
 
@@ -151,7 +146,7 @@ impl Project {
         tweak: impl FnOnce(&mut std::process::Command),
     ) -> RunningService<RoleClient, ()> {
         super::common::ensure_net();
-        let mut std_cmd = std::process::Command::new(HELIX);
+        let mut std_cmd = std::process::Command::new(helix());
         self.isolate(&mut std_cmd);
         tweak(&mut std_cmd);
         let cmd = tokio::process::Command::from(std_cmd).configure(|c| {
@@ -196,7 +191,7 @@ fn text(r: &CallToolResult) -> String {
 }
 
 /// The text of a successful result. There is no structured content: Claude Code would hand
-/// the model that JSON instead of the text (issue 15, problem 1).
+/// the model that JSON instead of the text.
 fn ok(r: &CallToolResult) -> String {
     assert_ne!(r.is_error, Some(true), "tool failed: {}", text(r));
     assert_eq!(
@@ -532,8 +527,8 @@ async fn mcp_bad_calls_are_errors_and_the_session_stays_usable() {
     );
     // Nothing was written by the rejected stores.
     assert!(
-        !p.home.join("data/helix/pending/kb").exists()
-            || std::fs::read_dir(p.home.join("data/helix/pending/kb"))
+        !p.home.join(".local/share/helix/pending/kb").exists()
+            || std::fs::read_dir(p.home.join(".local/share/helix/pending/kb"))
                 .expect("dir")
                 .flatten()
                 .all(|e| !e.file_name().to_string_lossy().ends_with(".md"))
@@ -565,7 +560,7 @@ async fn mcp_store_refuses_a_gitlab_token_and_writes_nothing() {
         );
         assert!(!m.contains(&token[6..]), "{m}");
         // Nothing written: no pending entry, no file in the knowledge directory.
-        let pending = p.home.join("data/helix/pending/kb");
+        let pending = p.home.join(".local/share/helix/pending/kb");
         assert!(
             std::fs::read_dir(&pending)
                 .map(|d| d.flatten().count())
@@ -755,8 +750,8 @@ async fn mcp_store_names_a_near_duplicate_and_stores_it_when_forced() {
     );
     assert!(m.contains("`force: true`"), "{m}");
     assert!(
-        !p.home.join("data/helix/pending/kb").exists()
-            || std::fs::read_dir(p.home.join("data/helix/pending/kb"))
+        !p.home.join(".local/share/helix/pending/kb").exists()
+            || std::fs::read_dir(p.home.join(".local/share/helix/pending/kb"))
                 .unwrap()
                 .flatten()
                 .all(|e| e.path().extension().is_none_or(|x| x != "md")),

@@ -181,7 +181,8 @@ pub struct Server {
 
 impl Server {
     pub fn start(config: &Path, data: &Path) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_helix-server"))
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_helix-server"));
+        let mut child = helix_test_support::isolate(&mut cmd, data.parent().unwrap_or(data))
             .arg("--config")
             .arg(config)
             .args(["--listen", "127.0.0.1:0"])
@@ -230,6 +231,7 @@ pub fn read_listen_line(child: &mut Child) -> String {
 }
 
 pub fn client() -> Client {
+    helix_server::sys::install_crypto_provider();
     Client::builder()
         .timeout(Duration::from_secs(120))
         .build()

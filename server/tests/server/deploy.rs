@@ -120,6 +120,7 @@ fn start_with(args: &[String], config: &Path, data: &Path) -> Running {
         // The unit takes its address from the config; tests need an ephemeral port.
         cmd.args(["--listen", "127.0.0.1:0"]);
     }
+    helix_test_support::isolate(&mut cmd, data.parent().unwrap_or(data));
     let mut child = cmd
         .env("RUST_LOG", "warn")
         .stdout(Stdio::piped())
@@ -135,6 +136,7 @@ fn start_with(args: &[String], config: &Path, data: &Path) -> Running {
 }
 
 fn http() -> Client {
+    helix_server::sys::install_crypto_provider();
     Client::builder()
         .timeout(Duration::from_secs(60))
         .build()

@@ -362,7 +362,8 @@ fn an_empty_webhook_secret_is_a_configuration_error() {
         "[[projects]]\nname = \"kb\"\nwebhook_secret = \"\"\n",
     )
     .expect("config");
-    let out = Command::new(env!("CARGO_BIN_EXE_helix-server"))
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_helix-server"));
+    let out = helix_test_support::isolate(&mut cmd, fx.root.as_path())
         .arg("--config")
         .arg(&fx.config)
         .args(["--listen", "127.0.0.1:0"])
@@ -404,7 +405,8 @@ fn a_waited_refresh_whose_fetch_fails_answers_an_error() {
 /// Starts the server on `config` with debug logs captured in a file.
 fn start_logged(fx: &Fixture, log: &Path) -> Server {
     let file = std::fs::File::create(log).expect("log file");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_helix-server"))
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_helix-server"));
+    let mut child = helix_test_support::isolate(&mut cmd, fx.root.as_path())
         .arg("--config")
         .arg(&fx.config)
         .args(["--listen", "127.0.0.1:0"])

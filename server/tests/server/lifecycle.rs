@@ -137,7 +137,8 @@ fn kill_during_writes_and_ingest_then_restart_keeps_everything_acknowledged() {
 #[test]
 fn embedded_default_serves_examples_to_loopback_without_token() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_helix-server"))
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_helix-server"));
+    let mut child = helix_test_support::isolate(&mut cmd, tmp.path())
         .current_dir(tmp.path())
         .args(["--listen", "127.0.0.1:0"])
         .stdout(Stdio::piped())

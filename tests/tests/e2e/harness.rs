@@ -212,13 +212,13 @@ impl Server {
     }
 
     fn start_on(listen: &str, config: &Path, data: &Path, home: &Path) -> Server {
-        let mut child = Command::new(&bins().server)
+        let mut cmd = Command::new(&bins().server);
+        let mut child = helix_test_support::isolate(&mut cmd, home)
             .arg("--config")
             .arg(config)
             .args(["--listen", listen, "--data-dir"])
             .arg(data)
             .env("RUST_LOG", "warn")
-            .env("HOME", home)
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_TERMINAL_PROMPT", "0")
@@ -382,17 +382,9 @@ impl Dev {
     /// `helix ARGS` in the code repository, isolated from the real user and each other.
     pub fn cmd(&self, args: &[&str]) -> Command {
         let mut c = Command::new(&bins().helix);
-        c.args(args)
-            .current_dir(&self.root)
-            .env("HOME", &self.home)
-            .env("XDG_CONFIG_HOME", self.config_home())
-            .env("XDG_CACHE_HOME", self.cache_home())
-            .env("XDG_DATA_HOME", self.data_home())
-            .env("XDG_RUNTIME_DIR", self.home.join("run"))
+        helix_test_support::isolate(c.args(args).current_dir(&self.root), &self.home)
             // A hook must not start a background sync behind the test's back.
             .env("HELIX_SYNC_MAX_AGE", "off")
-            .env_remove("HELIX_TOKEN")
-            .env_remove("HELIX_LOG")
             .env_remove("CLAUDE_PROJECT_DIR")
             .stdin(Stdio::null());
         c

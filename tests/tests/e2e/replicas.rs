@@ -4,8 +4,9 @@
 //! ETag and generation) for the same commit, and a webhook that reaches one replica reaching
 //! the other within its poll interval (docs/operations.md, "Scaling out").
 //!
-//! Needs `haproxy` (Debian package `haproxy`; `.ci/run` installs it). Without it the test
-//! fails and says so: a replica deployment that was never run must not look tested.
+//! Needs `haproxy` (`$HAPROXY`, on PATH or in /usr/sbin; Debian package `haproxy`, which
+//! `.ci/run` installs). Without it the test fails and says so: a replica deployment that was
+//! never run must not look tested.
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -25,17 +26,10 @@ struct Balancer {
 
 impl Balancer {
     fn start(dir: &Path, replicas: &[&str]) -> Balancer {
-        let bin = [
-            "/usr/sbin/haproxy",
-            "/usr/local/sbin/haproxy",
-            "/usr/bin/haproxy",
-        ]
-        .into_iter()
-        .find(|p| Path::new(p).exists())
-        .unwrap_or_else(|| {
+        let bin = helix_test_support::find_program("haproxy").unwrap_or_else(|| {
             panic!(
-                "haproxy is needed by the replica test and was not found: \
-                     `apt-get install haproxy` (.ci/run installs it on CI)"
+                "haproxy is needed by the replica test and was found neither as $HAPROXY, \
+                 on PATH nor in /usr/sbin: `apt-get install haproxy` (.ci/run installs it)"
             )
         });
         // A free port: bound and released just before haproxy binds it.
