@@ -82,13 +82,14 @@ fn init_logging(json: bool) {
                 .with_target("tower_http", tracing::Level::WARN)
         });
     // Colours only for a person at a terminal: journald, files and pipes get plain text.
-    let b = tracing_subscriber::fmt()
+    let fmt = tracing_subscriber::fmt::layer()
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr);
+    let registry = tracing_subscriber::registry().with(filter);
     if json {
-        b.json().finish().with(filter).init();
+        registry.with(fmt.json()).init();
     } else {
-        b.finish().with(filter).init();
+        registry.with(fmt).init();
     }
 }
 
