@@ -8,6 +8,7 @@
 mod e2e {
     mod edits;
     pub mod harness;
+    mod readme;
     mod replicas;
     mod review;
     mod team_story;

@@ -80,6 +80,10 @@ fn the_hook_binary_links_no_network_code() {
     }
     let net = std::fs::read(helix_test_support::workspace_binary("helix-net")).expect("read");
     for name in crates {
-        assert!(holds(&net, name), "helix-net without {}", String::from_utf8_lossy(name));
+        assert!(
+            holds(&net, name),
+            "helix-net without {}",
+            String::from_utf8_lossy(name)
+        );
     }
 }
