@@ -23,6 +23,10 @@ pub struct Record {
     pub session: Option<String>,
     /// The hook's name (`prompt`, `error`, `ambient`).
     pub hook: String,
+    /// The agent that ran it (`claude`, `codex`, …); records written before agents were
+    /// named have none, and were Claude Code's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
     /// The session's working directory, for prompt and error.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
@@ -123,6 +127,7 @@ mod tests {
             t: i,
             session: Some(session.into()),
             hook: "prompt".into(),
+            agent: Some("codex".into()),
             cwd: Some("/repo".into()),
             file: None,
             entries: vec![Injected {

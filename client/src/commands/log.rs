@@ -1,6 +1,6 @@
 //! `helix log`: what the hooks injected, when and why, from the injection log
-//! (`journal.rs`). Oldest first; `--session` for one Claude Code session, `--json` for
-//! scripts.
+//! (`journal.rs`). Oldest first; `--session` for one agent session, `--agent` for one
+//! agent's, `--json` for scripts.
 
 use crate::journal;
 use anyhow::Result;
@@ -9,9 +9,12 @@ use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Only this Claude Code session's injections.
+    /// Only this agent session's injections.
     #[arg(long)]
     pub session: Option<String>,
+    /// Only this agent's injections (`claude`, `codex`, `copilot`, `gemini`, `cursor`).
+    #[arg(long)]
+    pub agent: Option<String>,
     /// At most this many (the newest) calls.
     #[arg(long, short = 'n', default_value_t = 50)]
     pub limit: usize,
@@ -22,6 +25,9 @@ pub struct Args {
 
 pub fn run(a: Args) -> Result<ExitCode> {
     let mut records = journal::read(a.session.as_deref());
+    if let Some(agent) = &a.agent {
+        records.retain(|r| agent_of(r) == agent);
+    }
     let skip = records.len().saturating_sub(a.limit);
     records.drain(..skip);
     if a.json {
@@ -54,8 +60,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
             (None, None) => String::new(),
         };
         println!(
-            "{time}  {:<7} session {}  {place}",
+            "{time}  {:<7} {:<7} session {}  {place}",
             r.hook,
+            agent_of(r),
             r.session.as_deref().unwrap_or("-")
         );
         for e in &r.entries {
@@ -68,4 +75,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The agent of a record: records from before agents were named are Claude Code's.
+fn agent_of(r: &journal::Record) -> &str {
+    r.agent.as_deref().unwrap_or("claude")
 }

@@ -7,8 +7,10 @@
 //! with a higher bar (`gate::about_path`). No entry is shown twice for the same file in a
 //! session.
 
+use super::agent::is_file_action;
+use super::call::{Action, Answer};
 use super::ctx::Ctx;
-use super::events::{READ_HINT, Shape, entry_ref_line, hit_line, search, topic_list};
+use super::events::{Shape, entry_ref_line, hit_line, search, topic_list};
 use super::gate::{self, Signal};
 use super::inject::Injection;
 use super::keywords::{
@@ -118,19 +120,13 @@ fn take_layer(
     }
 }
 
-pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
-    let input = cx.input;
-    let tool = input.str("tool_name").unwrap_or("");
-    let file = input
-        .tool_str("file_path")
-        .or_else(|| input.tool_str("notebook_path"))
-        .or_else(|| input.tool_str("path"));
-    let pattern = if matches!(tool, "Glob" | "Grep") {
-        input.tool_str("pattern")
-    } else {
-        None
-    };
-    let file = file.filter(|f| !f.trim().is_empty() && f.len() <= 4096);
+pub fn ambient(cx: &Ctx<'_>) -> Option<Answer> {
+    let tool = cx.call.tool.as_ref().filter(|t| is_file_action(t.action))?;
+    let pattern = tool.pattern.filter(|_| tool.action == Action::Search);
+    let file = tool
+        .file
+        .as_deref()
+        .filter(|f| !f.trim().is_empty() && f.len() <= 4096);
     if file.is_none() && pattern.is_none() {
         return None;
     }
@@ -143,8 +139,8 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
     let name = file
         .and_then(|f| Path::new(f).file_name())
         .and_then(|n| n.to_str());
-    let symbols = if matches!(tool, "Edit" | "MultiEdit") {
-        removed_symbols(&input.edits())
+    let symbols = if tool.action == Action::Edit {
+        removed_symbols(&tool.edits)
     } else {
         Vec::new()
     };
@@ -398,8 +394,9 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
 
     let mut t = Text::new(MAX_CONTEXT_CHARS);
     t.line(&format!(
-        "helix team knowledge for {} ({READ_HINT}):",
-        output::compact(target, 120)
+        "helix team knowledge for {} ({}):",
+        output::compact(target, 120),
+        cx.read_hint()
     ));
     if !about.is_empty() {
         t.line("About this file:");
@@ -479,7 +476,7 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<String> {
         return None;
     }
     injection.finish(Some(target));
-    Some(output::context(cx.event_name(), t.as_str()))
+    Some(Answer::Context(t.as_str().to_string()))
 }
 
 #[cfg(test)]

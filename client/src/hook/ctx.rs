@@ -1,10 +1,12 @@
-//! What one hook call knows: its parsed stdin and, resolved lazily and at most once, the
-//! session's working directory, the `.helix.toml` it follows and the mapped knowledge.
+//! What one hook call knows: the agent's input read into a [`Call`] and, resolved lazily
+//! and at most once, the session's working directory, the `.helix.toml` it follows and the
+//! mapped knowledge.
 
 use std::cell::OnceCell;
 use std::path::{Path, PathBuf};
 
-use super::input::Input;
+use super::agent::Adapter;
+use super::call::Call;
 use super::tools::Tools;
 use crate::config::ProjectConfig;
 use crate::knowledge::Knowledge;
@@ -12,10 +14,10 @@ use crate::knowledge::Knowledge;
 /// One hook call.
 #[derive(Debug)]
 pub struct Ctx<'i> {
-    pub input: &'i Input,
-    /// The `hookEventName` to answer with (see `table::answer_event`).
-    event: &'i str,
-    /// Which helix tools the texts may name (from the hook's command line).
+    pub call: &'i Call<'i>,
+    /// The agent that called.
+    agent: &'static Adapter,
+    /// Which helix tools the texts may name (from the agent and the hook's command line).
     tools: Tools,
     cwd: OnceCell<Option<PathBuf>>,
     config: OnceCell<Option<ProjectConfig>>,
@@ -23,10 +25,10 @@ pub struct Ctx<'i> {
 }
 
 impl<'i> Ctx<'i> {
-    pub fn new(input: &'i Input, event: &'i str, tools: Tools) -> Ctx<'i> {
+    pub fn new(call: &'i Call<'i>, agent: &'static Adapter, tools: Tools) -> Ctx<'i> {
         Ctx {
-            input,
-            event,
+            call,
+            agent,
             tools,
             cwd: OnceCell::new(),
             config: OnceCell::new(),
@@ -34,12 +36,12 @@ impl<'i> Ctx<'i> {
         }
     }
 
-    /// The session's working directory: stdin `cwd` when it is an existing absolute
+    /// The session's working directory: the call's when it is an existing absolute
     /// directory, else this process's.
     pub fn cwd(&self) -> Option<&Path> {
         self.cwd
             .get_or_init(|| {
-                if let Some(c) = self.input.str("cwd") {
+                if let Some(c) = self.call.cwd {
                     let p = Path::new(c);
                     if p.is_absolute() && p.is_dir() {
                         return Some(p.to_path_buf());
@@ -67,16 +69,26 @@ impl<'i> Ctx<'i> {
 
     /// The session id, when it is safe as a file name.
     pub fn session(&self) -> Option<&str> {
-        self.input.session_id()
+        self.call.session()
     }
 
-    /// The `hookEventName` to answer with.
-    pub fn event_name(&self) -> &str {
-        self.event
+    /// The agent that called.
+    pub fn agent(&self) -> &'static Adapter {
+        self.agent
     }
 
     /// Which helix tools the texts may name.
     pub fn tools(&self) -> Tools {
         self.tools
+    }
+
+    /// How a text says to read a whole entry: with `<project:id>` where the agent shows
+    /// markup as written, else without angle brackets (Gemini CLI escapes them).
+    pub fn read_hint(&self) -> &'static str {
+        if self.agent.markup {
+            "`helix read <project:id>` shows a whole entry"
+        } else {
+            "`helix read PROJECT:ID` shows a whole entry"
+        }
     }
 }

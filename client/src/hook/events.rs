@@ -1,7 +1,9 @@
-//! The nine hook handlers (`table::HOOKS` lists them). Each takes the call's context and
-//! returns what to print (`None`: print nothing). They never fail: every problem means "no
-//! output".
+//! The hook handlers (`table::HOOKS` lists them). Each takes the call's context and
+//! returns its answer (`None`: print nothing), which the agent's adapter prints. They never
+//! fail: every problem means "no answer".
 
+use super::agent::is_file_action;
+use super::call::{Action, Answer};
 use super::ctx::Ctx;
 use super::fresh;
 use super::gate;
@@ -11,7 +13,6 @@ use super::keywords::{
 };
 use super::output::{self, MAX_CONTEXT_CHARS, Text, body_excerpt, entry_line, marked_title};
 use super::state::{self, State};
-use super::tools;
 use crate::knowledge::{Found, Knowledge, ProjectHit};
 use helix_index_format::relevance::SEPARATION_DEPTH;
 use helix_index_format::tokenize::Analyzer;
@@ -19,9 +20,6 @@ use helix_index_format::{EntryRef, Mode, SearchOptions};
 use std::path::Path;
 
 pub use super::ambient::ambient;
-
-/// How to read a whole entry, said once in every header.
-pub(super) const READ_HINT: &str = "`helix read <project:id>` shows a whole entry";
 
 /// Most entries one prompt or error injection shows.
 pub const INJECT_MAX: usize = 3;
@@ -208,14 +206,13 @@ fn project_names(k: &Knowledge) -> String {
     names.join(", ")
 }
 
-pub fn session_start(cx: &Ctx<'_>) -> Option<String> {
+pub fn session_start(cx: &Ctx<'_>) -> Option<Answer> {
     let cfg = cx.config()?;
     state::prune();
     super::once::prune();
     let search = cx.tools().search_hint();
     let syncing = fresh::maybe_sync(cfg);
     let k = cx.knowledge()?;
-    let event = cx.event_name();
     if k.sources().is_empty() {
         if !syncing {
             return None;
@@ -224,13 +221,13 @@ pub fn session_start(cx: &Ctx<'_>) -> Option<String> {
             "helix: no team knowledge cached yet for {}; a background `helix sync` has started. Later, {search}.",
             cfg.projects.join(", ")
         );
-        return Some(output::context(event, &text));
+        return Some(Answer::Context(text));
     }
     // The prompt hooks that follow read the dictionary and postings: have them paged in
     // (a no-op when they already are).
     k.prefetch();
     let topics = topic_counts(k);
-    let compact = cx.input.str("source") == Some("compact");
+    let compact = cx.call.source == Some("compact");
     if compact && let Some(session) = cx.session() {
         // Entries shown before the compaction are gone from the context: each may come
         // back once.
@@ -238,10 +235,11 @@ pub fn session_start(cx: &Ctx<'_>) -> Option<String> {
     }
     let mut t = Text::new(MAX_CONTEXT_CHARS);
     t.line(&format!(
-        "helix team knowledge: {} entries in {} topics ({}). Before guessing at a build, tooling or design question, {search}; {READ_HINT}. Store non-obvious findings with {}.",
+        "helix team knowledge: {} entries in {} topics ({}). Before guessing at a build, tooling or design question, {search}; {}. Store non-obvious findings with {}.",
         k.entry_count(),
         topics.len(),
         project_names(k),
+        cx.read_hint(),
         cx.tools().store_hint()
     ));
     if compact {
@@ -249,10 +247,10 @@ pub fn session_start(cx: &Ctx<'_>) -> Option<String> {
     } else if !topics.is_empty() {
         t.item(&format!("Top topics: {}", topic_list(&topics, 10)));
     }
-    Some(output::context(event, t.as_str()))
+    Some(Answer::Context(t.as_str().to_string()))
 }
 
-pub fn subagent_start(cx: &Ctx<'_>) -> Option<String> {
+pub fn subagent_start(cx: &Ctx<'_>) -> Option<Answer> {
     let k = cx.knowledge()?;
     if k.sources().is_empty() {
         return None;
@@ -260,15 +258,16 @@ pub fn subagent_start(cx: &Ctx<'_>) -> Option<String> {
     let topics = topic_counts(k);
     let mut t = Text::new(MAX_CONTEXT_CHARS);
     t.line(&format!(
-        "helix team knowledge ({} entries, {}): before guessing, {}; {READ_HINT}.",
+        "helix team knowledge ({} entries, {}): before guessing, {}; {}.",
         k.entry_count(),
         project_names(k),
-        cx.tools().search_hint()
+        cx.tools().search_hint(),
+        cx.read_hint()
     ));
     if !topics.is_empty() {
         t.item(&format!("Topics: {}", topic_list(&topics, 40)));
     }
-    Some(output::context(cx.event_name(), t.as_str()))
+    Some(Answer::Context(t.as_str().to_string()))
 }
 
 /// Prompt and error: the hits the gate lets through and the session has not seen, under
@@ -281,7 +280,7 @@ fn gated(
     seen: gate::Seen<'_>,
     quoted: &[(usize, gate::Verdict)],
     header: &str,
-) -> Option<String> {
+) -> Option<Answer> {
     let root = cx.knowledge()?.root();
     let mut injection = Injection::new(cx, hook, state::ANY_SCOPE);
     let mut t = Text::new(MAX_CONTEXT_CHARS);
@@ -301,11 +300,11 @@ fn gated(
         return None;
     }
     injection.finish(None);
-    Some(output::context(cx.event_name(), t.as_str()))
+    Some(Answer::Context(t.as_str().to_string()))
 }
 
-pub fn prompt(cx: &Ctx<'_>) -> Option<String> {
-    let prompt = cx.input.str("prompt")?;
+pub fn prompt(cx: &Ctx<'_>) -> Option<Answer> {
+    let prompt = cx.call.prompt.as_deref()?;
     let terms = prompt_terms(prompt);
     if terms.is_empty() {
         return None;
@@ -323,15 +322,18 @@ pub fn prompt(cx: &Ctx<'_>) -> Option<String> {
             failure: false,
         },
         &[],
-        &format!("helix team knowledge that may apply to this prompt ({READ_HINT}):"),
+        &format!(
+            "helix team knowledge that may apply to this prompt ({}):",
+            cx.read_hint()
+        ),
     )
 }
 
-pub fn error(cx: &Ctx<'_>) -> Option<String> {
-    if cx.input.flag("is_interrupt") {
+pub fn error(cx: &Ctx<'_>) -> Option<Answer> {
+    if cx.call.interrupted {
         return None;
     }
-    let raw = cx.input.str("error")?;
+    let raw = cx.call.failure.as_deref()?;
     let text = error_text(raw);
     let k = cx.knowledge()?;
     if text.trim().chars().count() >= 15
@@ -345,7 +347,7 @@ pub fn error(cx: &Ctx<'_>) -> Option<String> {
     }
     // The tool that failed and what it was asked to do (`pg_dump -t …`, `git rebase
     // --onto`) are what a note about the failure names, often more than its output does.
-    let command = cx.input.tool_str("command").unwrap_or("");
+    let command = cx.call.command().unwrap_or("");
     let FailedCommand { tools, words } = FailedCommand::read(command);
     let terms = error_terms(&text, &words);
     if terms.is_empty() {
@@ -366,16 +368,18 @@ pub fn error(cx: &Ctx<'_>) -> Option<String> {
             failure: true,
         },
         &quoted,
-        &format!("helix: the team has knowledge matching this error ({READ_HINT}):"),
+        &format!(
+            "helix: the team has knowledge matching this error ({}):",
+            cx.read_hint()
+        ),
     )
 }
 
-pub fn post_build(cx: &Ctx<'_>) -> Option<String> {
-    let tool = cx.input.str("tool_name").unwrap_or("Bash");
-    let command = cx.input.tool_str("command").unwrap_or("");
-    let stored = (tools::is_helix_tool(tool) && tool.ends_with("__store"))
-        || command.contains("helix store");
-    if !stored && (tool != "Bash" || !is_build_command(command)) {
+pub fn post_build(cx: &Ctx<'_>) -> Option<Answer> {
+    let tool = cx.call.tool.as_ref()?;
+    let command = cx.call.command().unwrap_or("");
+    let stored = tool.helix == Some("store") || command.contains("helix store");
+    if !stored && (tool.action != Action::Shell || !is_build_command(command)) {
         return None;
     }
     cx.config()?;
@@ -399,10 +403,24 @@ pub fn post_build(cx: &Ctx<'_>) -> Option<String> {
         "helix: if this build needed a non-obvious fix (a surprising error, an ordering, version or environment gotcha), store the root cause and the fix for the team in a few lines with {}.",
         cx.tools().store_hint()
     );
-    Some(output::context(cx.event_name(), &text))
+    Some(Answer::Context(text))
 }
 
-pub fn pre_compact(cx: &Ctx<'_>) -> Option<String> {
+/// After any tool call, for agents that report failed and finished calls through one
+/// event: a failed command goes to [`error`], a file read or edit to [`ambient`] (their
+/// only file event with context), anything else to [`post_build`]. Another tool's failure
+/// (a file that does not exist) has nothing to say.
+pub fn post_tool(cx: &Ctx<'_>) -> Option<Answer> {
+    let action = cx.call.tool.as_ref().map(|t| t.action);
+    match (action, cx.call.failure.is_some()) {
+        (Some(Action::Shell), true) => error(cx),
+        (_, true) => None,
+        (Some(a), false) if is_file_action(a) => ambient(cx),
+        _ => post_build(cx),
+    }
+}
+
+pub fn pre_compact(cx: &Ctx<'_>) -> Option<Answer> {
     let session = cx.session()?;
     cx.config()?;
     let now = crate::sys::now_ms();
@@ -414,8 +432,8 @@ pub fn pre_compact(cx: &Ctx<'_>) -> Option<String> {
     None
 }
 
-pub fn stop(cx: &Ctx<'_>) -> Option<String> {
-    if cx.input.flag("stop_hook_active") {
+pub fn stop(cx: &Ctx<'_>) -> Option<Answer> {
+    if cx.call.stop_active {
         return None;
     }
     let session = cx.session()?;
@@ -425,13 +443,13 @@ pub fn stop(cx: &Ctx<'_>) -> Option<String> {
     }
     cx.config()?;
     state::update(session, |s| s.reminded = true);
-    Some(output::block(&format!(
+    Some(Answer::Block(format!(
         "Before you finish: this session hit a failure and stored nothing in helix. If its root cause or fix was non-obvious and would help a teammate, store it now in a few lines with {} (topic, title, what happened, the fix). If it was trivial, just finish.",
         cx.tools().store_hint()
     )))
 }
 
-pub fn approve_mcp(cx: &Ctx<'_>) -> Option<String> {
-    let tool = cx.input.str("tool_name")?;
-    tools::is_helix_tool(tool).then(output::allow_permission)
+pub fn approve_mcp(cx: &Ctx<'_>) -> Option<Answer> {
+    let tool = cx.call.tool.as_ref()?;
+    (tool.action == Action::Helix).then_some(Answer::Allow)
 }

@@ -92,6 +92,7 @@ impl<'c> Injection<'c> {
             t: crate::sys::now_ms(),
             session: session.map(str::to_string),
             hook: self.hook.to_string(),
+            agent: Some(self.cx.agent().name.to_string()),
             cwd: match file {
                 Some(_) => None,
                 None => self.cx.cwd().map(|c| c.to_string_lossy().into_owned()),

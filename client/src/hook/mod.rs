@@ -1,9 +1,12 @@
-//! `helix hook <event>`: the Claude Code hooks. One process per event: bounded stdin,
-//! lenient JSON, mmap the cached artifacts, query, print one JSON object, exit 0.
+//! `helix hook <event>`: the hooks of every agent helix serves. One process per event:
+//! bounded stdin, lenient JSON read by the agent's adapter (`agent`), mmap the cached
+//! artifacts, query, print the answer in the agent's form, exit 0.
 //!
 //! A hook must never break or slow a session, so every problem ends in "print nothing".
 
+pub mod agent;
 pub mod ambient;
+pub mod call;
 pub mod ctx;
 pub mod events;
 pub mod fresh;
@@ -25,27 +28,41 @@ use std::process::ExitCode;
 pub struct HookArgs {
     #[arg(long_help = table::help())]
     pub event: String,
-    /// `--mcp <prefix>|none`: the name of helix's MCP tools in this session (see
-    /// `hook::tools`); anything else is ignored, so a future installer's extra arguments never
-    /// break an older binary.
+    /// `--agent <name>` (whose input and output form; Claude Code by default) and `--mcp
+    /// <prefix>|none` (the name of helix's MCP tools in this session, see `hook::tools`);
+    /// anything else is ignored, so a future installer's extra arguments never break an
+    /// older binary.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
     pub rest: Vec<String>,
 }
 
 /// Runs one hook and always exits 0.
 pub fn run(args: &HookArgs) -> ExitCode {
-    run_event(&args.event, tools::flag_value(&args.rest))
+    run_event(
+        &args.event,
+        tools::agent_value(&args.rest),
+        tools::flag_value(&args.rest),
+    )
 }
 
-/// Runs the hook `event` reading stdin (`mcp`: the `--mcp` value); prints its answer, if
-/// any; always exits 0.
-pub fn run_event(event: &str, mcp: Option<&str>) -> ExitCode {
+/// Runs the hook `event` for `agent` (default Claude Code) reading stdin (`mcp`: the `--mcp`
+/// value); prints its answer, if any; always exits 0. An unknown agent prints nothing: its
+/// input and output forms are unknown.
+pub fn run_event(event: &str, agent: Option<&str>, mcp: Option<&str>) -> ExitCode {
     exit_quietly_on_sigbus();
-    let tools = tools::Tools::from_flag(mcp);
+    let adapter = match agent {
+        None => Some(agent::default()),
+        Some(name) => agent::find(name),
+    };
     // Last resort: handlers avoid panics, but a panic must still end in "print nothing".
-    let out = std::panic::catch_unwind(|| answer(event, tools))
-        .ok()
-        .flatten();
+    let out = adapter.and_then(|a| {
+        std::panic::catch_unwind(|| answer(event, a, tools::Tools::from_flag(mcp, a)))
+            .ok()
+            .flatten()
+    });
+    if adapter.is_none() {
+        log(event, "unknown --agent; ignored");
+    }
     if let Some(text) = out {
         let mut stdout = std::io::stdout().lock();
         let _ = stdout.write_all(text.as_bytes());
@@ -79,12 +96,12 @@ fn exit_quietly_on_sigbus() {
 #[cfg(not(unix))]
 fn exit_quietly_on_sigbus() {}
 
-fn answer(event: &str, tools: tools::Tools) -> Option<String> {
+fn answer(event: &str, agent: &'static agent::Adapter, tools: tools::Tools) -> Option<String> {
     let Some(bytes) = input::read_stdin() else {
         log(event, "stdin unreadable or over 1 MiB; ignored");
         return None;
     };
-    let Some(input) = input::Input::parse(&bytes) else {
+    let Some(value) = input::parse(&bytes) else {
         log(event, "stdin is not a JSON object; ignored");
         return None;
     };
@@ -92,15 +109,16 @@ fn answer(event: &str, tools: tools::Tools) -> Option<String> {
         log(event, "unknown hook; ignored");
         return None;
     };
-    if is_duplicate(hook, &input, &bytes) {
+    let call = (agent.read)(&value);
+    if is_duplicate(hook, &call, &bytes) {
         log(
             event,
             "duplicate of a call with the same input moments ago; silent",
         );
         return None;
     }
-    let event_name = table::answer_event(hook, input.str("hook_event_name"));
-    let out = (hook.run)(&ctx::Ctx::new(&input, event_name, tools));
+    let out = (hook.run)(&ctx::Ctx::new(&call, agent, tools))
+        .and_then(|answer| (agent.render)(hook, &call, answer));
     log(
         event,
         if out.is_some() {
@@ -114,10 +132,10 @@ fn answer(event: &str, tools: tools::Tools) -> Option<String> {
 
 /// Whether this call repeats one made moments ago in the same session with the same stdin:
 /// the same hook installed twice (user and project settings, a plugin) runs twice.
-fn is_duplicate(hook: &table::Hook, input: &input::Input, bytes: &[u8]) -> bool {
+fn is_duplicate(hook: &table::Hook, call: &call::Call<'_>, bytes: &[u8]) -> bool {
     hook.once
-        && input
-            .session_id()
+        && call
+            .session()
             .is_some_and(|s| !once::first_call(s, hook.name, bytes))
 }
 
@@ -142,8 +160,9 @@ fn log(event: &str, msg: &str) {
     }
 }
 
-/// `helix hook <event>`, optionally with `--mcp <value>`, handled without clap. `None` for
-/// any other command line (clap then parses it, `--help` included).
+/// `helix hook <event>`, optionally with `--agent <name>` and `--mcp <value>` (in either
+/// order), handled without clap. `None` for any other command line (clap then parses it,
+/// `--help` included).
 pub fn fast_path() -> Option<ExitCode> {
     let mut args = std::env::args_os().skip(1);
     if args.next()?.to_str()? != "hook" {
@@ -153,13 +172,17 @@ pub fn fast_path() -> Option<ExitCode> {
     if event.starts_with('-') {
         return None;
     }
-    let mcp = match args.next() {
-        None => None,
-        Some(flag) if flag == "--mcp" => Some(args.next()?.into_string().ok()?),
-        Some(_) => return None,
-    };
-    if args.next().is_some() {
-        return None;
+    let (mut agent, mut mcp) = (None, None);
+    while let Some(flag) = args.next() {
+        let slot = match flag.to_str()? {
+            "--agent" => &mut agent,
+            "--mcp" => &mut mcp,
+            _ => return None,
+        };
+        if slot.is_some() {
+            return None;
+        }
+        *slot = Some(args.next()?.into_string().ok()?);
     }
-    Some(run_event(&event, mcp.as_deref()))
+    Some(run_event(&event, agent.as_deref(), mcp.as_deref()))
 }

@@ -1,26 +1,10 @@
-//! Hook output: the JSON shapes of the Claude Code hook protocol, and compact size-capped
-//! text with one line per knowledge entry (project:id, topic, date, title, snippet).
+//! Hook text: compact, size-capped, one line per knowledge entry (project:id, topic, date,
+//! title, snippet). Each agent adapter wraps it in its agent's output form.
 
-use serde_json::json;
-
-/// Cap on the text helix puts into the model's context, in characters.
+/// Cap on the text helix puts into the model's context, in characters: about 500 tokens,
+/// well under the smallest limit an agent puts on hook context (Codex spills about 2,500
+/// tokens to a file).
 pub const MAX_CONTEXT_CHARS: usize = 2000;
-
-/// `{"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}`.
-pub fn context(event: &str, text: &str) -> String {
-    json!({"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}).to_string()
-}
-
-/// Stop-hook continuation: `{"decision": "block", "reason": reason}`.
-pub fn block(reason: &str) -> String {
-    json!({"decision": "block", "reason": reason}).to_string()
-}
-
-/// PermissionRequest allow.
-pub fn allow_permission() -> String {
-    json!({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow"}}})
-        .to_string()
-}
 
 /// Text built line by line that never grows past its cap.
 #[derive(Debug)]
@@ -190,12 +174,7 @@ mod tests {
     }
 
     #[test]
-    fn shapes() {
-        let v: serde_json::Value =
-            serde_json::from_str(&context("UserPromptSubmit", "a\"b")).unwrap();
-        assert_eq!(v["hookSpecificOutput"]["additionalContext"], "a\"b");
-        let v: serde_json::Value = serde_json::from_str(&block("r")).unwrap();
-        assert_eq!(v["decision"], "block");
+    fn compacts() {
         assert_eq!(compact("a\n\n b  c", 10), "a b c");
         assert_eq!(compact("abcdef", 3), "abc…");
     }

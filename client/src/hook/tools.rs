@@ -1,61 +1,77 @@
-//! Which helix tools a hook's texts point the model at: the MCP tools under the name the
-//! session gives them, or only the CLI when no helix MCP server is registered.
+//! Which helix tools a hook's texts point the model at: the MCP tools under the names the
+//! agent gives them, or only the CLI when no helix MCP server is registered.
 //!
 //! The installer knows what it registered and says so on the hook's command line:
-//! `helix hook <name>` (the server is `helix`: `mcp__helix__*`), `--mcp <prefix>` (another
-//! name, e.g. the plugin's `mcp__plugin_helix_helix__`) or `--mcp none` (no server).
+//! `helix hook <name>` (the server is `helix`, named the agent's way), `--mcp <prefix>`
+//! (Claude Code's plugin: `mcp__plugin_helix_helix__`) or `--mcp none` (no server).
 
-/// Tool-name prefix of a helix MCP server registered as `helix` (`.mcp.json`, `~/.claude.json`).
-pub const DEFAULT_PREFIX: &str = "mcp__helix__";
-/// Tool-name prefix of the helix plugin's server: `mcp__plugin_<plugin>_<server>__`.
-pub const PLUGIN_PREFIX: &str = "mcp__plugin_helix_helix__";
-/// Every name helix's MCP tools have in Claude Code; approve-mcp allows exactly these.
-pub const PREFIXES: [&str; 2] = [DEFAULT_PREFIX, PLUGIN_PREFIX];
+use super::agent::{Adapter, McpNames, claude};
+
 /// The `--mcp` value for "no helix MCP server".
 pub const NONE: &str = "none";
 
 /// What the hook texts may name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tools {
-    /// The MCP tools, under this prefix, and the CLI.
-    Mcp(&'static str),
+    /// The MCP tools, so named, and the CLI.
+    Mcp(McpNames),
     /// Only the `helix` CLI.
     Cli,
 }
 
 impl Default for Tools {
     fn default() -> Tools {
-        Tools::Mcp(DEFAULT_PREFIX)
+        Tools::Mcp(McpNames::Prefix(claude::DEFAULT_PREFIX))
     }
 }
 
 impl Tools {
-    /// The value of `--mcp`; unknown values mean the default.
-    pub fn from_flag(value: Option<&str>) -> Tools {
+    /// The tools of a session of `agent` whose hook command line says `--mcp value`;
+    /// unknown values mean the agent's own default.
+    pub fn from_flag(value: Option<&str>, agent: &Adapter) -> Tools {
         match value {
             Some(NONE) => Tools::Cli,
-            Some(v) => PREFIXES
-                .iter()
-                .find(|p| **p == v)
-                .map_or_else(Tools::default, |p| Tools::Mcp(p)),
-            None => Tools::default(),
+            Some(claude::PLUGIN_PREFIX) if agent.name == claude::ADAPTER.name => {
+                Tools::Mcp(McpNames::Prefix(claude::PLUGIN_PREFIX))
+            }
+            _ => Tools::Mcp(agent.mcp),
         }
     }
 
-    /// The `--mcp` arguments that select `self` (none for the default).
-    pub fn flag(self) -> Option<&'static str> {
+    /// The `--mcp` argument that selects `self` for `agent` (none for its default).
+    pub fn flag(self, agent: &Adapter) -> Option<&'static str> {
         match self {
-            Tools::Mcp(DEFAULT_PREFIX) => None,
-            Tools::Mcp(p) => Some(p),
+            Tools::Mcp(names) if names == agent.mcp => None,
+            Tools::Mcp(McpNames::Prefix(p)) => Some(p),
+            Tools::Mcp(McpNames::Plain) => None,
             Tools::Cli => Some(NONE),
+        }
+    }
+
+    /// The prefix of helix's tool names, for matchers (empty without MCP or plain names).
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Tools::Mcp(McpNames::Prefix(p)) => p,
+            Tools::Mcp(McpNames::Plain) | Tools::Cli => "",
+        }
+    }
+
+    /// How a text names helix's MCP tool `tool`.
+    fn mcp_tool(names: McpNames, tool: &str) -> String {
+        match names {
+            McpNames::Prefix(p) => format!("the `{p}{tool}` tool"),
+            McpNames::Plain => format!("the helix MCP server's `{tool}` tool"),
         }
     }
 
     /// "search it: …": how to search helix.
     pub fn search_hint(self) -> String {
         match self {
-            Tools::Mcp(p) => {
-                format!("search it: `helix search <words>` or the `{p}search` tool")
+            Tools::Mcp(n) => {
+                format!(
+                    "search it: `helix search <words>` or {}",
+                    Tools::mcp_tool(n, "search")
+                )
             }
             Tools::Cli => "search it: `helix search <words>`".to_string(),
         }
@@ -65,23 +81,25 @@ impl Tools {
     pub fn store_hint(self) -> String {
         const CLI: &str = "`helix store --topic <topic> --title <title> --body <text>`";
         match self {
-            Tools::Mcp(p) => format!("{CLI} or the `{p}store` tool"),
+            Tools::Mcp(n) => format!("{CLI} or {}", Tools::mcp_tool(n, "store")),
             Tools::Cli => CLI.to_string(),
         }
     }
 }
 
-/// Whether `tool` is one of helix's MCP tools, under any name it has.
-pub fn is_helix_tool(tool: &str) -> bool {
-    PREFIXES
-        .iter()
-        .any(|p| tool.len() > p.len() && tool.starts_with(p))
-}
-
 /// The value after `--mcp` in a hook's extra arguments.
 pub fn flag_value<S: AsRef<str>>(args: &[S]) -> Option<&str> {
+    value_after(args, "--mcp")
+}
+
+/// The value after `--agent` in a hook's extra arguments.
+pub fn agent_value<S: AsRef<str>>(args: &[S]) -> Option<&str> {
+    value_after(args, "--agent")
+}
+
+fn value_after<'a, S: AsRef<str>>(args: &'a [S], flag: &str) -> Option<&'a str> {
     args.iter()
-        .position(|a| a.as_ref() == "--mcp")
+        .position(|a| a.as_ref() == flag)
         .and_then(|i| args.get(i + 1))
         .map(AsRef::as_ref)
 }
@@ -89,25 +107,44 @@ pub fn flag_value<S: AsRef<str>>(args: &[S]) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hook::agent::{ADAPTERS, find};
 
     #[test]
     fn flags_round_trip_and_texts_name_only_what_exists() {
-        for t in [Tools::default(), Tools::Mcp(PLUGIN_PREFIX), Tools::Cli] {
-            assert_eq!(Tools::from_flag(t.flag()), t);
+        let claude = find("claude").unwrap();
+        for t in [
+            Tools::default(),
+            Tools::Mcp(McpNames::Prefix(claude::PLUGIN_PREFIX)),
+            Tools::Cli,
+        ] {
+            assert_eq!(Tools::from_flag(t.flag(claude), claude), t);
         }
-        assert_eq!(Tools::from_flag(Some("mcp__evil__")), Tools::default());
+        assert_eq!(
+            Tools::from_flag(Some("mcp__evil__"), claude),
+            Tools::default()
+        );
         assert!(!Tools::Cli.search_hint().contains("mcp__"));
         assert!(!Tools::Cli.store_hint().contains("mcp__"));
         assert!(
-            Tools::Mcp(PLUGIN_PREFIX)
+            Tools::Mcp(McpNames::Prefix(claude::PLUGIN_PREFIX))
                 .store_hint()
                 .contains("`mcp__plugin_helix_helix__store`")
         );
-        assert!(is_helix_tool("mcp__helix__search"));
-        assert!(is_helix_tool("mcp__plugin_helix_helix__store"));
-        assert!(!is_helix_tool("mcp__helix__"));
-        assert!(!is_helix_tool("mcp__plugin_evil_helix__search"));
+        // Each agent's default names its tools its own way, and the plugin's prefix is
+        // Claude Code's alone.
+        for a in ADAPTERS {
+            let t = Tools::from_flag(None, a);
+            assert_eq!(t, Tools::Mcp(a.mcp));
+            assert_eq!(Tools::from_flag(t.flag(a), a), t);
+            if a.name != "claude" {
+                assert_eq!(Tools::from_flag(Some(claude::PLUGIN_PREFIX), a), t);
+            }
+        }
         assert_eq!(flag_value(&["--mcp", "none"]), Some("none"));
         assert_eq!(flag_value(&["--mcp"]), None);
+        assert_eq!(
+            agent_value(&["--mcp", "none", "--agent", "codex"]),
+            Some("codex")
+        );
     }
 }

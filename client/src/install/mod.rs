@@ -14,7 +14,9 @@ pub mod resolve;
 pub mod settings;
 pub mod status;
 
-use crate::hook::tools::{DEFAULT_PREFIX, Tools};
+use crate::hook::agent::McpNames;
+use crate::hook::agent::claude::{ADAPTER as CLAUDE, DEFAULT_PREFIX};
+use crate::hook::tools::Tools;
 use anyhow::{Context, Result, bail};
 use ordered::Value;
 use resolve::{NET_BINARY, shell_quote};
@@ -247,7 +249,7 @@ fn install(a: &InstallArgs, cwd: &Path) -> Result<ExitCode> {
     let tools = if a.no_mcp {
         Tools::Cli
     } else {
-        Tools::Mcp(DEFAULT_PREFIX)
+        Tools::Mcp(McpNames::Prefix(DEFAULT_PREFIX))
     };
     let program = program_for(a, scope.project, tools)?;
     let quoted = shell_quote(&program);
@@ -256,8 +258,8 @@ fn install(a: &InstallArgs, cwd: &Path) -> Result<ExitCode> {
     let (mut reg, reg_previous) = files::load_or_empty(&scope.registry)?;
     let mut plans = Vec::new();
     let ctx = |p: &Path| p.display().to_string();
-    let mut changed =
-        settings::merge_hooks(&mut doc, &quoted, tools).with_context(|| ctx(&scope.settings))?;
+    let mut changed = settings::merge_hooks(&mut doc, &quoted, &CLAUDE, tools)
+        .with_context(|| ctx(&scope.settings))?;
     if a.enable_mcp {
         changed |=
             settings::enable_mcpjson_server(&mut doc).with_context(|| ctx(&scope.settings))?;

@@ -9,8 +9,10 @@
 use super::files::render;
 use super::ordered::Value;
 use super::settings::{SERVER, command, matcher_prefix};
-use crate::hook::table::{HOOKS, TIMEOUT_SECS};
-use crate::hook::tools::{PLUGIN_PREFIX, Tools};
+use crate::hook::agent::McpNames;
+use crate::hook::agent::claude::{ADAPTER as CLAUDE, BINDINGS, PLUGIN_PREFIX};
+use crate::hook::table::TIMEOUT_SECS;
+use crate::hook::tools::Tools;
 use std::path::PathBuf;
 
 /// The plugin's name (its MCP tools are `mcp__plugin_helix_helix__*`).
@@ -25,7 +27,7 @@ const CARGO_HELIX: &str = "$HOME/.cargo/bin/helix";
 
 /// Said to the user (`systemMessage`) at session start when the plugin finds no helix.
 pub const MISSING: &str = "helix plugin: no `helix` binary on PATH or in ~/.cargo/bin, so the hooks and MCP tools of helix are off. \
-Install it from the helix repository (`cargo install --locked --path client` and `cargo install --locked --path client-net`, see its README), then restart Claude Code.";
+Install it from the helix repository (`cargo install --locked --path client-net`, see its README), then restart Claude Code.";
 
 /// `~/.cargo/bin/helix`, when it exists.
 pub fn cargo_helix() -> Option<PathBuf> {
@@ -62,14 +64,16 @@ fn object(fields: Vec<(&str, Value)>) -> Value {
 
 /// `hooks/hooks.json`: the nine handlers, naming the plugin's MCP tools.
 pub fn hooks_json() -> Value {
-    let tools = Tools::Mcp(PLUGIN_PREFIX);
+    let tools = Tools::Mcp(McpNames::Prefix(PLUGIN_PREFIX));
     let missing = serde_json::json!({ "systemMessage": MISSING }).to_string();
     let mut events = Vec::new();
-    for spec in &HOOKS {
+    for spec in &BINDINGS {
         // `command` gives `helix hook <name> --mcp <prefix>`: run it as found.
-        let args = command(spec, "", tools).trim_start().to_string();
+        let args = command(spec.hook, "", &CLAUDE, tools)
+            .trim_start()
+            .to_string();
         let otherwise =
-            (spec.name == "session-start").then(|| format!("printf '%s\\n' '{missing}'"));
+            (spec.hook == "session-start").then(|| format!("printf '%s\\n' '{missing}'"));
         let handler = object(vec![
             ("type", string("command")),
             (
@@ -79,7 +83,7 @@ pub fn hooks_json() -> Value {
             ("timeout", Value::Number(TIMEOUT_SECS.into())),
         ]);
         let mut group = Vec::new();
-        if let Some(m) = spec.matcher_for(matcher_prefix(tools)) {
+        if let Some(m) = spec.matcher_for(matcher_prefix(&CLAUDE, tools)) {
             group.push(("matcher", Value::String(m)));
         }
         group.push(("hooks", Value::Array(vec![handler])));

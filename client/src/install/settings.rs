@@ -1,29 +1,40 @@
-//! helix's entries in a Claude Code settings document: the nine hook handlers (from the hook
-//! table) and `enabledMcpjsonServers`. Writer and reader side by side: what `merge_hooks`
-//! writes, `parse_helix_command` recognises, and `remove_hooks` takes out again.
+//! helix's hook handlers in a settings document of the grouped form Claude Code, Codex and
+//! Gemini CLI share — `{"hooks": {"<Event>": [{"matcher": …, "hooks": [{"type":
+//! "command", "command": …}]}]}}` — from the agent's bindings, and Claude Code's
+//! `enabledMcpjsonServers`. Writer and reader side by side: what `merge_hooks` writes,
+//! `parse_helix_command` recognises, and `remove_hooks` takes out again.
 
 use super::ordered::Value;
-use crate::hook::table::{HOOKS, Hook, TIMEOUT_SECS};
-use crate::hook::tools::{self, Tools};
+use crate::hook::agent::{self, Adapter, Binding, McpNames};
+use crate::hook::table::TIMEOUT_SECS;
+use crate::hook::tools::Tools;
 use anyhow::{Result, bail};
 
 /// The MCP server name helix registers (`mcpServers.helix`, `enabledMcpjsonServers`).
 pub const SERVER: &str = "helix";
 
-/// The command of `spec`'s handler: `<program> hook <name>[ --mcp <value>]`.
-pub fn command(spec: &Hook, program: &str, tools: Tools) -> String {
-    match tools.flag() {
-        Some(f) => format!("{program} hook {} --mcp {f}", spec.name),
-        None => format!("{program} hook {}", spec.name),
+/// The command of a handler: `<program> hook <name>[ --agent <agent>][ --mcp <value>]`
+/// (Claude Code, the default agent, without `--agent`: handlers installed before agents were
+/// named keep their meaning).
+pub fn command(hook: &str, program: &str, agent: &Adapter, tools: Tools) -> String {
+    let mut c = format!("{program} hook {hook}");
+    if agent.name != agent::default().name {
+        c.push_str(" --agent ");
+        c.push_str(agent.name);
     }
+    if let Some(f) = tools.flag(agent) {
+        c.push_str(" --mcp ");
+        c.push_str(f);
+    }
+    c
 }
 
-/// The prefix helix's MCP tools get in matchers (the default one when no server is
-/// registered: approve-mcp then never fires, which is harmless).
-pub fn matcher_prefix(tools: Tools) -> &'static str {
-    match tools {
-        Tools::Mcp(p) => p,
-        Tools::Cli => tools::DEFAULT_PREFIX,
+/// The prefix helix's MCP tools get in `agent`'s matchers (its default one when no server
+/// is registered: approve-mcp then never fires, which is harmless).
+pub fn matcher_prefix(agent: &Adapter, tools: Tools) -> &'static str {
+    match (tools, agent.mcp) {
+        (Tools::Mcp(McpNames::Prefix(p)), _) | (Tools::Cli, McpNames::Prefix(p)) => p,
+        _ => "",
     }
 }
 
@@ -36,10 +47,12 @@ pub struct HelixCommand {
     pub hook: String,
     /// The `--mcp` value, if any.
     pub mcp: Option<String>,
+    /// The `--agent` value, if any (none: Claude Code).
+    pub agent: Option<String>,
 }
 
 /// If `command` is a helix handler (`helix hook <name>` or `/path/to/helix hook <name>`,
-/// optionally with `--mcp <value>`), what it runs.
+/// optionally with `--agent <name>` and `--mcp <value>`), what it runs.
 pub fn parse_helix_command(command: &str) -> Option<HelixCommand> {
     let command = command.trim();
     let (prog, rest) = if let Some(stripped) = command.strip_prefix('\'') {
@@ -54,13 +67,17 @@ pub fn parse_helix_command(command: &str) -> Option<HelixCommand> {
         return None;
     }
     let hook = words.next()?.to_string();
-    let mcp = match words.next() {
-        None => None,
-        Some("--mcp") => Some(words.next()?.to_string()),
-        Some(_) => return None,
-    };
-    if words.next().is_some() {
-        return None;
+    let (mut mcp, mut agent) = (None, None);
+    while let Some(flag) = words.next() {
+        let slot = match flag {
+            "--mcp" => &mut mcp,
+            "--agent" => &mut agent,
+            _ => return None,
+        };
+        if slot.is_some() {
+            return None;
+        }
+        *slot = Some(words.next()?.to_string());
     }
     let base = prog.rsplit('/').next().unwrap_or(&prog);
     if base != "helix" {
@@ -70,6 +87,7 @@ pub fn parse_helix_command(command: &str) -> Option<HelixCommand> {
         program: prog,
         hook,
         mcp,
+        agent,
     })
 }
 
@@ -80,49 +98,75 @@ fn is_helix_handler(handler: &Value) -> bool {
         .is_some_and(|c| parse_helix_command(c).is_some())
 }
 
-fn handler_value(spec: &Hook, program: &str, tools: Tools) -> Value {
-    Value::Object(vec![
+/// One handler: Gemini CLI names each and counts its timeout in milliseconds; the others
+/// count seconds.
+fn handler_value(spec: &Binding, program: &str, agent: &Adapter, tools: Tools) -> Value {
+    let mut fields = vec![
         ("type".into(), Value::String("command".into())),
         (
             "command".into(),
-            Value::String(command(spec, program, tools)),
+            Value::String(command(spec.hook, program, agent, tools)),
         ),
-        ("timeout".into(), Value::Number(TIMEOUT_SECS.into())),
-    ])
+    ];
+    if agent.name == "gemini" {
+        fields.push(("name".into(), Value::String(format!("helix-{}", spec.hook))));
+        fields.push((
+            "timeout".into(),
+            Value::Number((TIMEOUT_SECS * 1000).into()),
+        ));
+    } else {
+        fields.push(("timeout".into(), Value::Number(TIMEOUT_SECS.into())));
+    }
+    Value::Object(fields)
 }
 
-fn group_value(spec: &Hook, program: &str, tools: Tools) -> Value {
+fn group_value(spec: &Binding, program: &str, agent: &Adapter, tools: Tools) -> Value {
     let mut fields = Vec::new();
-    if let Some(m) = spec.matcher_for(matcher_prefix(tools)) {
+    if let Some(m) = spec.matcher_for(matcher_prefix(agent, tools)) {
         fields.push(("matcher".into(), Value::String(m)));
     }
     fields.push((
         "hooks".into(),
-        Value::Array(vec![handler_value(spec, program, tools)]),
+        Value::Array(vec![handler_value(spec, program, agent, tools)]),
     ));
     Value::Object(fields)
 }
 
-/// Whether `groups` (one event's array) already holds exactly the wanted helix handler once.
-fn already_installed(groups: &[Value], spec: &Hook, program: &str, tools: Tools) -> bool {
-    let want = handler_value(spec, program, tools);
-    let want_matcher = spec.matcher_for(matcher_prefix(tools));
-    let mut found = 0;
-    let mut exact = false;
-    for g in groups {
-        let Some(handlers) = g.get("hooks").and_then(Value::as_array) else {
-            continue;
-        };
-        for h in handlers.iter().filter(|h| is_helix_handler(h)) {
-            found += 1;
+/// Whether `groups` (one event's array) already holds exactly the wanted helix handlers of
+/// `specs` (the bindings of that event), once each.
+fn already_installed(
+    groups: &[Value],
+    specs: &[&Binding],
+    program: &str,
+    agent: &Adapter,
+    tools: Tools,
+) -> bool {
+    let helix: Vec<(&Value, Option<&str>, usize)> = groups
+        .iter()
+        .flat_map(|g| {
             let matcher = g
                 .get("matcher")
                 .and_then(Value::as_str)
                 .filter(|m| !m.is_empty());
-            exact = *h == want && matcher == want_matcher.as_deref() && handlers.len() == 1;
-        }
-    }
-    found == 1 && exact
+            let handlers = g
+                .get("hooks")
+                .and_then(Value::as_array)
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            handlers
+                .iter()
+                .filter(|h| is_helix_handler(h))
+                .map(move |h| (h, matcher, handlers.len()))
+        })
+        .collect();
+    helix.len() == specs.len()
+        && specs.iter().all(|spec| {
+            let want = handler_value(spec, program, agent, tools);
+            let want_matcher = spec.matcher_for(matcher_prefix(agent, tools));
+            helix
+                .iter()
+                .any(|(h, m, n)| **h == want && *m == want_matcher.as_deref() && *n == 1)
+        })
 }
 
 /// Removes helix handlers from one event's groups; drops groups left empty by that.
@@ -143,8 +187,8 @@ fn remove_helix(groups: &mut Vec<Value>) -> bool {
     changed
 }
 
-/// Merges the nine handlers into a settings document. Returns whether anything changed.
-pub fn merge_hooks(doc: &mut Value, program: &str, tools: Tools) -> Result<bool> {
+/// Merges `agent`'s handlers into a settings document. Returns whether anything changed.
+pub fn merge_hooks(doc: &mut Value, program: &str, agent: &Adapter, tools: Tools) -> Result<bool> {
     let Value::Object(_) = doc else {
         bail!("the top level is not a JSON object")
     };
@@ -153,16 +197,25 @@ pub fn merge_hooks(doc: &mut Value, program: &str, tools: Tools) -> Result<bool>
         bail!("`hooks` is not a JSON object")
     };
     let mut changed = false;
-    for spec in &HOOKS {
-        let groups = hooks.entry_or_insert(spec.event, Value::Array(Vec::new()));
+    let mut events: Vec<&str> = Vec::new();
+    for b in agent.bindings {
+        if !events.contains(&b.event) {
+            events.push(b.event);
+        }
+    }
+    for event in events {
+        let specs: Vec<&Binding> = agent.bindings.iter().filter(|b| b.event == event).collect();
+        let groups = hooks.entry_or_insert(event, Value::Array(Vec::new()));
         let Value::Array(groups) = groups else {
-            bail!("`hooks.{}` is not a JSON array", spec.event)
+            bail!("`hooks.{event}` is not a JSON array")
         };
-        if already_installed(groups, spec, program, tools) {
+        if already_installed(groups, &specs, program, agent, tools) {
             continue;
         }
         remove_helix(groups);
-        groups.push(group_value(spec, program, tools));
+        for spec in specs {
+            groups.push(group_value(spec, program, agent, tools));
+        }
         changed = true;
     }
     Ok(changed)
@@ -275,7 +328,7 @@ pub fn helix_plugins(doc: &Value) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hook::tools::PLUGIN_PREFIX;
+    use crate::hook::agent::claude::{ADAPTER as CLAUDE, PLUGIN_PREFIX};
 
     fn parse(s: &str) -> Value {
         serde_json::from_str(s).expect("test JSON")
@@ -288,6 +341,19 @@ mod tests {
     #[test]
     fn recognises_helix_commands() {
         let p = |c: &str| parse_helix_command(c).map(|h| (h.program, h.hook, h.mcp));
+        assert_eq!(
+            parse_helix_command("helix hook post-tool --agent codex --mcp none")
+                .map(|h| (h.hook, h.agent, h.mcp)),
+            Some((
+                "post-tool".into(),
+                Some("codex".into()),
+                Some("none".into())
+            ))
+        );
+        assert_eq!(
+            parse_helix_command("helix hook prompt --agent a --agent b"),
+            None
+        );
         assert_eq!(
             p("helix hook prompt"),
             Some(("helix".into(), "prompt".into(), None))
@@ -310,9 +376,9 @@ mod tests {
     fn merge_keeps_order_and_other_hooks_and_is_idempotent() {
         let src = r#"{"model":"x","hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"lint"}]}]},"zeta":1}"#;
         let mut doc = parse(src);
-        assert!(merge_hooks(&mut doc, "helix", Tools::default()).unwrap());
+        assert!(merge_hooks(&mut doc, "helix", &CLAUDE, Tools::default()).unwrap());
         let once = render(&doc);
-        assert!(!merge_hooks(&mut doc, "helix", Tools::default()).unwrap());
+        assert!(!merge_hooks(&mut doc, "helix", &CLAUDE, Tools::default()).unwrap());
         assert_eq!(render(&doc), once);
         let keys: Vec<&str> = match &doc {
             Value::Object(m) => m.iter().map(|(k, _)| k.as_str()).collect(),
@@ -326,8 +392,16 @@ mod tests {
     #[test]
     fn merge_replaces_a_stale_binary_path_and_tool_names() {
         let mut doc = parse(r#"{}"#);
-        merge_hooks(&mut doc, "/old/helix", Tools::default()).unwrap();
-        assert!(merge_hooks(&mut doc, "/new/helix", Tools::Mcp(PLUGIN_PREFIX)).unwrap());
+        merge_hooks(&mut doc, "/old/helix", &CLAUDE, Tools::default()).unwrap();
+        assert!(
+            merge_hooks(
+                &mut doc,
+                "/new/helix",
+                &CLAUDE,
+                Tools::Mcp(McpNames::Prefix(PLUGIN_PREFIX))
+            )
+            .unwrap()
+        );
         let text = render(&doc);
         assert!(!text.contains("/old/helix"));
         assert_eq!(text.matches("/new/helix hook").count(), 9);

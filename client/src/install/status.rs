@@ -8,8 +8,7 @@ use super::ordered::Value;
 use super::resolve::{self, NET_BINARY};
 use super::settings::{self, HelixCommand};
 use super::{mcp, plugin};
-use crate::hook::table::HOOKS;
-use crate::hook::tools::DEFAULT_PREFIX;
+use crate::hook::agent::claude::{BINDINGS as HOOKS, DEFAULT_PREFIX};
 use std::path::{Path, PathBuf};
 
 /// How a finding weighs.
@@ -137,7 +136,7 @@ fn describe_hooks(s: &Scope, r: &mut Report) {
     let names: Vec<&str> = s.commands.iter().map(|c| c.hook.as_str()).collect();
     let missing: Vec<&str> = HOOKS
         .iter()
-        .map(|h| h.name)
+        .map(|h| h.hook)
         .filter(|h| !names.contains(h))
         .collect();
     let mut programs: Vec<&str> = s.commands.iter().map(|c| c.program.as_str()).collect();
