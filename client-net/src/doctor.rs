@@ -251,23 +251,24 @@ pub fn run(_a: Args) -> Result<ExitCode> {
     }
 }
 
-/// Where helix is installed for Claude Code and whether Claude Code can start it: the same
+/// Where helix is installed, for every agent, and whether each agent will run it: the same
 /// findings as `helix hooks status`.
 fn hooks(cwd: &std::path::Path, out: &mut Out) {
     use helix_client::install::status::{self, Level};
-    let report = status::scan(cwd);
-    let installed = report.findings.iter().any(|f| {
-        f.text.contains("helix hooks installed")
-            || (f.label == "plugin" && f.level != Level::Problem)
-    });
-    if !installed {
+    let report = status::scan_all(cwd);
+    if !status::any_installed(&report) {
         out.fix(
-            "Claude Code hooks not installed",
-            "run `helix hooks install` (or `--project` to commit them for the team)",
+            "no agent's hooks installed",
+            "run `helix hooks install --agent NAME` (claude, codex, copilot, gemini, cursor; `--agent all` for every agent on this machine), with `--project` to commit them for the team",
         );
     }
     for f in &report.findings {
-        let what = format!("claude code {}: {}", f.label, f.text);
+        let agent = helix_client::install::agents::find(f.label).is_some();
+        let what = if agent {
+            format!("{}: {}", f.label, f.text)
+        } else {
+            format!("claude code {}: {}", f.label, f.text)
+        };
         match f.level {
             Level::Problem => out.fix(
                 &what,
@@ -278,7 +279,9 @@ fn hooks(cwd: &std::path::Path, out: &mut Out) {
                 None => what,
             }),
             Level::Ok
-                if f.text.contains("helix hooks installed") || f.text.contains("registered;") =>
+                if agent
+                    || f.text.contains("helix hooks installed")
+                    || f.text.contains("registered;") =>
             {
                 out.ok(&what)
             }

@@ -1,6 +1,8 @@
 //! Integration tests of the `helix` binary: the real binary (and the real `helix-server`)
 //! spawned with isolated HOME/XDG dirs; one test binary, modules under `tests/cli/`.
 
+#[path = "cli/agents.rs"]
+mod agents;
 #[path = "cli/common.rs"]
 mod common;
 #[path = "cli/edit.rs"]

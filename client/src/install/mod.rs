@@ -1,11 +1,14 @@
-//! `helix hooks install|uninstall|status|plugin`: puts helix into Claude Code — the nine hook
-//! handlers in a settings file and the MCP server in the matching registration — for the user
-//! or for a project, and takes exactly that out again, keeping everything else.
+//! `helix hooks install|uninstall|status|plugin`: puts helix into a coding agent — its hook
+//! handlers in the agent's hooks file and the MCP server in the matching registration — for
+//! the user or for a project, and takes exactly that out again, keeping everything else.
+//! This module does Claude Code (the default agent); `agents` the others, with the same
+//! plans, backups and checks.
 //!
-//! It refuses to write a command Claude Code could not start (`resolve`), warns when helix is
+//! It refuses to write a command the agent could not start (`resolve`), warns when helix is
 //! already installed in the other scope or as a plugin (the hooks then answer only once,
 //! `hook::once`), and keeps backups outside the repository (`files`).
 
+pub mod agents;
 pub mod files;
 pub mod mcp;
 pub mod ordered;
@@ -27,23 +30,31 @@ use std::process::ExitCode;
 /// `helix hooks ...`
 #[derive(Debug, clap::Subcommand)]
 pub enum HooksCommand {
-    /// Install the helix hooks and MCP server for Claude Code (for you unless --project).
+    /// Install the helix hooks and MCP server for an agent (Claude Code unless --agent; for
+    /// you unless --project).
     Install(InstallArgs),
     /// Remove exactly what `install` added in that scope.
     Uninstall(Target),
-    /// Say where helix is installed for Claude Code and whether it can run; exit 1 if not.
+    /// Say where helix is installed, for every agent, and whether it will run; exit 1 if
+    /// something will not.
     Status,
     /// Write helix as a Claude Code plugin inside a marketplace directory, to commit.
     Plugin(PluginArgs),
 }
 
-/// Which scope to edit.
+/// Which agent and scope to edit.
 #[derive(Debug, clap::Args)]
 pub struct Target {
-    /// The project's `.claude/settings.json` and `.mcp.json`, to commit for the team.
+    /// The agent: claude, codex, copilot, gemini, cursor, or `all` (every one installed on
+    /// this machine).
+    #[arg(long, default_value = "claude", value_parser = agent_name)]
+    pub agent: String,
+    /// The project's files (for Claude Code `.claude/settings.json` and `.mcp.json`), to
+    /// commit for the team.
     #[arg(long, conflicts_with = "user")]
     pub project: bool,
-    /// Your own `~/.claude/settings.json` and `~/.claude.json` (the default).
+    /// Your own files (for Claude Code `~/.claude/settings.json` and `~/.claude.json`; the
+    /// default).
     #[arg(long)]
     pub user: bool,
     /// Print the resulting file(s) on stdout and write nothing.
@@ -64,14 +75,30 @@ pub struct InstallArgs {
     /// then point the model at the helix CLI only.
     #[arg(long)]
     pub no_mcp: bool,
-    /// With --project: approve the project's MCP server for everyone using the committed
-    /// settings (`enabledMcpjsonServers`), so Claude Code does not ask each user.
+    /// With --project, for Claude Code: approve the project's MCP server for everyone using
+    /// the committed settings (`enabledMcpjsonServers`), so Claude Code does not ask each user.
     #[arg(long, requires = "project", conflicts_with = "no_mcp")]
     pub enable_mcp: bool,
-    /// Write even when Claude Code would not find `helix` on PATH.
+    /// Write even when the agent would not find `helix` on PATH.
     #[arg(long)]
     pub force: bool,
 }
+
+/// The names `--agent` takes.
+fn agent_name(name: &str) -> Result<String, String> {
+    if name == ALL || crate::hook::agent::find(name).is_some() {
+        Ok(name.to_string())
+    } else {
+        let names: Vec<&str> = crate::hook::agent::ADAPTERS
+            .iter()
+            .map(|a| a.name)
+            .collect();
+        Err(format!("unknown agent; one of {}, {ALL}", names.join(", ")))
+    }
+}
+
+/// `--agent all`.
+const ALL: &str = "all";
 
 /// `helix hooks plugin` arguments.
 #[derive(Debug, clap::Args)]
@@ -85,10 +112,22 @@ pub struct PluginArgs {
 pub fn run(cmd: &HooksCommand) -> Result<ExitCode> {
     let cwd = std::env::current_dir().context("reading the current directory")?;
     match cmd {
-        HooksCommand::Install(a) => install(a, &cwd),
-        HooksCommand::Uninstall(t) => uninstall(t, &cwd),
+        HooksCommand::Install(a) => for_agents(&a.target.agent, |name| {
+            if name == claude_name() {
+                install(a, &cwd)
+            } else {
+                install_agent(agents::find(name).expect("checked by clap"), a, &cwd)
+            }
+        }),
+        HooksCommand::Uninstall(t) => for_agents(&t.agent, |name| {
+            if name == claude_name() {
+                uninstall(t, &cwd)
+            } else {
+                uninstall_agent(agents::find(name).expect("checked by clap"), t, &cwd)
+            }
+        }),
         HooksCommand::Status => {
-            let report = status::scan(&cwd);
+            let report = status::scan_all(&cwd);
             status::print(&report);
             Ok(if report.has_problems() {
                 ExitCode::FAILURE
@@ -98,6 +137,45 @@ pub fn run(cmd: &HooksCommand) -> Result<ExitCode> {
         }
         HooksCommand::Plugin(a) => write_plugin(&a.dir),
     }
+}
+
+fn claude_name() -> &'static str {
+    CLAUDE.name
+}
+
+/// Runs `each` for the agent `name`, or for every agent installed on this machine (`all`).
+fn for_agents(name: &str, mut each: impl FnMut(&str) -> Result<ExitCode>) -> Result<ExitCode> {
+    if name != ALL {
+        return each(name);
+    }
+    let mut found = Vec::new();
+    if agents::present("claude", ".claude") {
+        found.push(claude_name());
+    }
+    found.extend(
+        agents::INSTALLERS
+            .iter()
+            .filter(|i| (i.detect)())
+            .map(|i| i.adapter.name),
+    );
+    if found.is_empty() {
+        bail!(
+            "no coding agent found on this machine (none of claude, codex, copilot, gemini, cursor on PATH, nor their ~/.<agent> folders); name one with --agent"
+        );
+    }
+    eprintln!("helix hooks: agents found: {}", found.join(", "));
+    let mut code = ExitCode::SUCCESS;
+    for agent in found {
+        match each(agent) {
+            Ok(c) if c != ExitCode::SUCCESS => code = c,
+            Ok(_) => {}
+            Err(e) => {
+                eprintln!("helix hooks: {agent}: {e:#}");
+                code = ExitCode::FAILURE;
+            }
+        }
+    }
+    Ok(code)
 }
 
 /// The files of one scope: the settings file and the MCP registration file.
@@ -131,7 +209,7 @@ impl Scope {
 }
 
 /// One planned file change.
-struct Plan {
+pub(crate) struct Plan {
     path: PathBuf,
     previous: Option<String>,
     /// New content; `None` deletes the file (uninstall left nothing of it).
@@ -198,9 +276,9 @@ fn apply(plans: Vec<Plan>, dry_run: bool, verb: &str) -> Result<()> {
     Ok(())
 }
 
-/// The program the handlers and the MCP server run (unquoted), checked the way Claude Code
-/// will start it.
-fn program_for(a: &InstallArgs, project: bool, tools: Tools) -> Result<String> {
+/// The program the handlers and the MCP server run (unquoted), checked the way the agent
+/// (`title`) will start it.
+fn program_for(a: &InstallArgs, project: bool, tools: Tools, title: &str) -> Result<String> {
     let this = resolve::this_binary()?;
     let program = if project && !a.absolute {
         "helix".to_string()
@@ -211,7 +289,7 @@ fn program_for(a: &InstallArgs, project: bool, tools: Tools) -> Result<String> {
     match &found {
         None => {
             let msg = format!(
-                "`{program}` is not on PATH here, so Claude Code (which runs the hooks and the MCP server \
+                "`{program}` is not on PATH here, so {title} (which runs the hooks and the MCP server \
                  with this PATH) could not start it: every hook would fail with `helix: not found`.\n\
                  Fix: put {} on PATH (cargo installs into ~/.cargo/bin) and run this again, or pass \
                  --absolute to write this binary's path ({}) instead — machine-specific, not for a file \
@@ -225,7 +303,7 @@ fn program_for(a: &InstallArgs, project: bool, tools: Tools) -> Result<String> {
             eprintln!("helix hooks: WARNING: {msg}");
         }
         Some(p) if p.canonicalize().ok().as_deref() != Some(this.as_path()) => eprintln!(
-            "helix hooks: note: Claude Code will run `helix` from PATH: {}, not this binary ({})",
+            "helix hooks: note: {title} will run `helix` from PATH: {}, not this binary ({})",
             p.display(),
             this.display()
         ),
@@ -251,7 +329,7 @@ fn install(a: &InstallArgs, cwd: &Path) -> Result<ExitCode> {
     } else {
         Tools::Mcp(McpNames::Prefix(DEFAULT_PREFIX))
     };
-    let program = program_for(a, scope.project, tools)?;
+    let program = program_for(a, scope.project, tools, CLAUDE.title)?;
     let quoted = shell_quote(&program);
     // Load (and so validate) every file before changing any.
     let (mut doc, previous) = files::load_or_empty(&scope.settings)?;
@@ -291,6 +369,42 @@ fn install(a: &InstallArgs, cwd: &Path) -> Result<ExitCode> {
     if !a.target.dry_run {
         offer_to_remove_duplicates(&scope, cwd)?;
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `helix hooks install --agent NAME` for an agent other than Claude Code.
+fn install_agent(inst: &agents::Installer, a: &InstallArgs, cwd: &Path) -> Result<ExitCode> {
+    if a.enable_mcp {
+        bail!(
+            "--enable-mcp is for Claude Code's .mcp.json approval; {} has no such setting",
+            inst.adapter.title
+        );
+    }
+    let dir = resolve::project_dir(cwd);
+    let files = (inst.files)(a.target.project, &dir)?;
+    let tools = if a.no_mcp {
+        Tools::Cli
+    } else {
+        Tools::Mcp(inst.adapter.mcp)
+    };
+    let program = program_for(a, files.project, tools, inst.adapter.title)?;
+    let plans = agents::plan_install(inst, &files, &program, &shell_quote(&program), tools)?;
+    apply(plans, a.target.dry_run, "install")?;
+    if !a.target.dry_run
+        && let Some(gate) = (inst.gate)(files.project, &dir)
+    {
+        eprintln!(
+            "helix hooks: NOTE: {} will not run these hooks yet: {gate}",
+            inst.adapter.title
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `helix hooks uninstall --agent NAME` for an agent other than Claude Code.
+fn uninstall_agent(inst: &agents::Installer, t: &Target, cwd: &Path) -> Result<ExitCode> {
+    let files = (inst.files)(t.project, &resolve::project_dir(cwd))?;
+    apply(agents::plan_uninstall(&files)?, t.dry_run, "uninstall")?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -378,6 +492,7 @@ fn offer_to_remove_duplicates(scope: &Scope, cwd: &Path) -> Result<()> {
     if matches!(line.trim(), "y" | "Y" | "yes") {
         uninstall(
             &Target {
+                agent: claude_name().to_string(),
                 project: other.project,
                 user: !other.project,
                 dry_run: false,

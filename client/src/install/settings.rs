@@ -55,6 +55,10 @@ pub struct HelixCommand {
 /// optionally with `--agent <name>` and `--mcp <value>`), what it runs.
 pub fn parse_helix_command(command: &str) -> Option<HelixCommand> {
     let command = command.trim();
+    // Agents that take a failed hook for a refusal get `… 2>/dev/null || true`.
+    let command = command
+        .strip_suffix(super::agents::GUARD.trim_start())
+        .map_or(command, str::trim_end);
     let (prog, rest) = if let Some(stripped) = command.strip_prefix('\'') {
         let end = stripped.find('\'')?;
         (stripped[..end].to_string(), &stripped[end + 1..])
@@ -98,15 +102,12 @@ fn is_helix_handler(handler: &Value) -> bool {
         .is_some_and(|c| parse_helix_command(c).is_some())
 }
 
-/// One handler: Gemini CLI names each and counts its timeout in milliseconds; the others
-/// count seconds.
-fn handler_value(spec: &Binding, program: &str, agent: &Adapter, tools: Tools) -> Value {
+/// One handler running `command`: Gemini CLI names each and counts its timeout in
+/// milliseconds; the others count seconds.
+fn handler_value(spec: &Binding, command: String, agent: &Adapter) -> Value {
     let mut fields = vec![
         ("type".into(), Value::String("command".into())),
-        (
-            "command".into(),
-            Value::String(command(spec.hook, program, agent, tools)),
-        ),
+        ("command".into(), Value::String(command)),
     ];
     if agent.name == "gemini" {
         fields.push(("name".into(), Value::String(format!("helix-{}", spec.hook))));
@@ -120,14 +121,14 @@ fn handler_value(spec: &Binding, program: &str, agent: &Adapter, tools: Tools) -
     Value::Object(fields)
 }
 
-fn group_value(spec: &Binding, program: &str, agent: &Adapter, tools: Tools) -> Value {
+fn group_value(spec: &Binding, command: String, agent: &Adapter, tools: Tools) -> Value {
     let mut fields = Vec::new();
     if let Some(m) = spec.matcher_for(matcher_prefix(agent, tools)) {
         fields.push(("matcher".into(), Value::String(m)));
     }
     fields.push((
         "hooks".into(),
-        Value::Array(vec![handler_value(spec, program, agent, tools)]),
+        Value::Array(vec![handler_value(spec, command, agent)]),
     ));
     Value::Object(fields)
 }
@@ -137,7 +138,7 @@ fn group_value(spec: &Binding, program: &str, agent: &Adapter, tools: Tools) -> 
 fn already_installed(
     groups: &[Value],
     specs: &[&Binding],
-    program: &str,
+    command: &impl Fn(&str) -> String,
     agent: &Adapter,
     tools: Tools,
 ) -> bool {
@@ -161,7 +162,7 @@ fn already_installed(
         .collect();
     helix.len() == specs.len()
         && specs.iter().all(|spec| {
-            let want = handler_value(spec, program, agent, tools);
+            let want = handler_value(spec, command(spec.hook), agent);
             let want_matcher = spec.matcher_for(matcher_prefix(agent, tools));
             helix
                 .iter()
@@ -187,8 +188,21 @@ fn remove_helix(groups: &mut Vec<Value>) -> bool {
     changed
 }
 
-/// Merges `agent`'s handlers into a settings document. Returns whether anything changed.
+/// Merges `agent`'s handlers, running `program`, into a settings document. Returns whether
+/// anything changed.
 pub fn merge_hooks(doc: &mut Value, program: &str, agent: &Adapter, tools: Tools) -> Result<bool> {
+    merge_hooks_with(doc, agent, tools, |hook| {
+        command(hook, program, agent, tools)
+    })
+}
+
+/// [`merge_hooks`] with each hook's handler command given by `command`.
+pub fn merge_hooks_with(
+    doc: &mut Value,
+    agent: &Adapter,
+    tools: Tools,
+    command: impl Fn(&str) -> String,
+) -> Result<bool> {
     let Value::Object(_) = doc else {
         bail!("the top level is not a JSON object")
     };
@@ -209,12 +223,12 @@ pub fn merge_hooks(doc: &mut Value, program: &str, agent: &Adapter, tools: Tools
         let Value::Array(groups) = groups else {
             bail!("`hooks.{event}` is not a JSON array")
         };
-        if already_installed(groups, &specs, program, agent, tools) {
+        if already_installed(groups, &specs, &command, agent, tools) {
             continue;
         }
         remove_helix(groups);
         for spec in specs {
-            groups.push(group_value(spec, program, agent, tools));
+            groups.push(group_value(spec, command(spec.hook), agent, tools));
         }
         changed = true;
     }
@@ -354,6 +368,12 @@ mod tests {
             parse_helix_command("helix hook prompt --agent a --agent b"),
             None
         );
+        assert_eq!(
+            parse_helix_command("helix hook prompt --agent gemini 2>/dev/null || true")
+                .map(|h| h.agent),
+            Some(Some("gemini".into()))
+        );
+        assert_eq!(parse_helix_command("helix hook prompt 2>/dev/null"), None);
         assert_eq!(
             p("helix hook prompt"),
             Some(("helix".into(), "prompt".into(), None))

@@ -33,7 +33,7 @@ pub struct Finding {
 }
 
 impl Finding {
-    fn new(level: Level, label: &'static str, text: String) -> Finding {
+    pub(crate) fn new(level: Level, label: &'static str, text: String) -> Finding {
         Finding {
             level,
             label,
@@ -42,7 +42,7 @@ impl Finding {
         }
     }
 
-    fn fix(mut self, how: impl Into<String>) -> Finding {
+    pub(crate) fn fix(mut self, how: impl Into<String>) -> Finding {
         self.fix = Some(how.into());
         self
     }
@@ -102,6 +102,25 @@ pub fn scan(cwd: &Path) -> Report {
     check_tool_names(&scopes, &servers, &mut r);
     check_duplicates(&scopes, &mut r);
     r
+}
+
+/// [`scan`] for Claude Code, then what every other agent has of helix (only the agents
+/// with helix hooks in a scope say anything).
+pub fn scan_all(cwd: &Path) -> Report {
+    let mut r = scan(cwd);
+    for inst in super::agents::INSTALLERS {
+        r.findings.extend(super::agents::findings(inst, cwd));
+    }
+    r
+}
+
+/// Whether any agent has helix's hooks installed (or the Claude Code plugin enabled).
+pub fn any_installed(report: &Report) -> bool {
+    report.findings.iter().any(|f| {
+        f.text.contains("helix hooks installed")
+            || (f.label == "plugin" && f.level != Level::Problem)
+            || (super::agents::find(f.label).is_some() && f.text.contains(" installed;"))
+    })
 }
 
 /// The document at `path`; a missing file is reported as such, invalid JSON as a problem.
@@ -374,6 +393,6 @@ pub fn print(report: &Report) {
         .filter(|f| f.level == Level::Problem)
         .count();
     if problems > 0 {
-        println!("{problems} problem(s): Claude Code cannot use helix as installed");
+        println!("{problems} problem(s): an agent cannot use helix as installed");
     }
 }

@@ -117,6 +117,13 @@ impl Fixture {
         std::fs::write(&path, text).expect("write");
     }
 
+    /// Writes `rel` under the fixture's HOME.
+    pub(crate) fn write_home(&self, rel: &str, text: &str) {
+        let path = self.home.join(rel);
+        std::fs::create_dir_all(path.parent().expect("has parent")).expect("mkdir");
+        std::fs::write(&path, text).expect("write");
+    }
+
     pub(crate) fn command(&self) -> Command {
         let mut c = Command::new(helix());
         // Duplicate-call claims go to `$XDG_RUNTIME_DIR` (in memory on a real machine).

@@ -150,7 +150,7 @@ fn an_empty_project_syncs_and_says_so() {
     let fixes: Vec<&str> = doctor
         .stdout
         .lines()
-        .filter(|l| l.starts_with("FIX") && !l.contains("hooks not installed"))
+        .filter(|l| l.starts_with("FIX") && !l.contains("hooks installed"))
         .collect();
     assert!(fixes.is_empty(), "{}", doctor.stdout);
     assert!(
