@@ -16,12 +16,16 @@
 #        BASELINE=/path/to/old/helix ...   (also time that binary, on its own cache, same run)
 #        MODE=server ...   (the project follows a server, as most users' do, instead of a
 #                           local knowledge directory; the cache is where `helix sync` puts it)
+#        AGENTS="codex copilot gemini cursor" (the default) ...   the prompt and file-read
+#                           cases again in each agent's input form, through `--agent NAME`
+#                           (`prompt:codex`…), beside Claude Code's (AGENTS= for none)
 #
 # `prompt-dup` sends one input over and over in one session: helix answers a duplicate call
 # (same event, same input, within seconds) with nothing, and this times that silent path.
 set -euo pipefail
 
 ITER=${ITER:-400}
+AGENTS=${AGENTS-codex copilot gemini cursor}
 MODE=${MODE:-local}
 WARMUP=${WARMUP:-20}
 SIZES=${SIZES:-"1000 10000 100000"}
@@ -226,6 +230,49 @@ for n in $SIZES; do
     # finds nothing (its whole name, its project path, its folder), the common case.
     printf '{"session_id":"bench-@RUN@","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"%s/src/billing/invoices/ledger/totals.rs"}}' \
         "$repo" "$repo" > "$WORK/ambient-read-$n.json"
+    # A read of a file an entry lists as a source: the "about this file" layer injects.
+    printf '{"session_id":"bench-@RUN@","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"%s/db/ledger.rs"}}' \
+        "$repo" "$repo" > "$WORK/ambient-src-$n.json"
+    # The prompt and the two reads in each agent's own form (its adapter's input), and the
+    # hook each agent runs for them.
+    python3 - "$WORK" "$n" "$repo" $AGENTS <<'PY'
+import json, sys
+work, n, repo, agents = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+prompt = "how do I rebase my git branch onto another base without losing local commits?"
+reads = {"ambient-read": f"{repo}/src/billing/invoices/ledger/totals.rs",
+         "ambient-src": f"{repo}/db/ledger.rs"}
+sid = "bench-@RUN@"
+def inputs(agent):
+    if agent == "codex":
+        yield "prompt", "prompt", {"session_id": sid, "cwd": repo, "hook_event_name": "UserPromptSubmit", "prompt": prompt}
+        for case, f in reads.items():
+            yield case, "ambient", {"session_id": sid, "cwd": repo, "hook_event_name": "PreToolUse",
+                                    "tool_name": "Bash", "tool_input": {"command": f"sed -n '1,200p' {f}"}}
+    elif agent == "copilot":
+        yield "prompt", "prompt", {"sessionId": sid, "timestamp": 1, "cwd": repo, "prompt": prompt}
+        for case, f in reads.items():
+            yield case, "ambient", {"sessionId": sid, "timestamp": 1, "cwd": repo, "toolName": "view", "toolArgs": {"path": f}}
+    elif agent == "gemini":
+        yield "prompt", "prompt", {"session_id": sid, "cwd": repo, "hook_event_name": "BeforeAgent", "prompt": prompt}
+        for case, f in reads.items():
+            yield case, "post-tool", {"session_id": sid, "cwd": repo, "hook_event_name": "AfterTool",
+                                      "tool_name": "read_file", "tool_input": {"file_path": f},
+                                      "tool_response": {"llmContent": "fn totals() {}\n", "returnDisplay": ""}}
+    elif agent == "cursor":
+        yield "prompt", "prompt", {"conversation_id": sid, "workspace_roots": [repo], "hook_event_name": "beforeSubmitPrompt", "prompt": prompt}
+        for case, f in reads.items():
+            yield case, "ambient", {"conversation_id": sid, "workspace_roots": [repo], "hook_event_name": "preToolUse",
+                                    "tool_name": "Read", "tool_input": {"file_path": f}, "cwd": repo}
+    else:
+        sys.exit(f"unknown agent {agent}")
+with open(f"{work}/agents-{n}.tsv", "w") as spec:
+    for agent in agents:
+        for case, hook, doc in inputs(agent):
+            path = f"{work}/{case}-{agent}-{n}.json"
+            with open(path, "w") as g:
+                json.dump(doc, g)
+            spec.write(f"{case}:{agent}\t{path}\t{hook}\t{agent}\n")
+PY
     # A failed build's output: error lines picked, terms searched, the ten hits weighed, and
     # (as none quotes the output) the first 50 looked through for a quote.
     printf '{"session_id":"bench-@RUN@","cwd":"%s","hook_event_name":"PostToolUseFailure","tool_name":"Bash","tool_input":{"command":"cargo build"},"error":"Exit code 101\\n   Compiling ledger v0.3.0 (%s)\\nerror[E0425]: cannot find function `round_half_even_cents` in this scope\\n  --> src/db/ledger.rs:41:17\\n   |\\n41 |         let t = round_half_even_cents(total);\\n   |                 ^^^^^^^^^^^^^^^^^^^^^ not found in this scope\\n\\nerror: could not compile `ledger` (lib) due to 1 previous error","is_interrupt":false}' \
@@ -243,6 +290,10 @@ for n in $SIZES; do
         printf 'prompt-long\t%s\t-\t%s\thook\tprompt\n' "$WORK/prompt-long-$n.json" "$HELIX"
         printf 'ambient\t%s\t-\t%s\thook\tambient\n' "$WORK/ambient-$n.json" "$HELIX"
         printf 'ambient-read\t%s\t-\t%s\thook\tambient\n' "$WORK/ambient-read-$n.json" "$HELIX"
+        printf 'ambient-src\t%s\t-\t%s\thook\tambient\n' "$WORK/ambient-src-$n.json" "$HELIX"
+        while IFS=$'\t' read -r name file hook agent; do
+            printf '%s\t%s\t-\t%s\thook\t%s\t--agent\t%s\n' "$name" "$file" "$HELIX" "$hook" "$agent"
+        done < "$WORK/agents-$n.tsv"
         printf 'error\t%s\t-\t%s\thook\terror\n' "$WORK/error-$n.json" "$HELIX"
         printf 'error-tool\t%s\t-\t%s\thook\terror\n' "$WORK/error-tool-$n.json" "$HELIX"
         printf 'prompt-dup\t%s\t-\t%s\thook\tprompt\n' "$WORK/prompt-dup-$n.json" "$HELIX"

@@ -219,11 +219,19 @@ fn the_readme_console_examples_print_what_the_readme_shows() {
 
     // What the README's install lines (in any code block) put on PATH.
     let mut installed: BTreeSet<String> = BTreeSet::new();
-    for line in readme
-        .lines()
-        .map(|l| l.trim_start_matches("$ "))
-        .filter(|l| l.starts_with("cargo install"))
-    {
+    for line in readme.lines().map(|l| l.trim_start_matches("$ ")) {
+        // `cargo xtask install`: the client's and the server's packages in one build.
+        if let Some(rest) = line.strip_prefix("cargo xtask install") {
+            let rest = strip_comment(rest);
+            installed.extend(package_bins(&root.join("client-net")));
+            if !rest.contains("--client") {
+                installed.extend(package_bins(&root.join("server")));
+            }
+            continue;
+        }
+        if !line.starts_with("cargo install") {
+            continue;
+        }
         let words: Vec<&str> = strip_comment(line).split_whitespace().collect();
         let dir = words
             .iter()
