@@ -16,10 +16,17 @@ repository whose `.helix.toml` says `local = <corpus>`, and a cache built with t
 own commands (`helix sync` when `helix-net` is available for it, else `helix build` into the
 local-mode cache path).
 
+Every case can also take the input form of another agent helix serves (`--agent codex|copilot|
+gemini|cursor`: that agent's stdin JSON, its event's `helix hook <name> --agent NAME`, its answer
+field), and `--compare-agents` runs the candidate once per agent and counts, per kind and class,
+the cases whose injected entry ids equal Claude Code's (docs/agents.md, "At a glance").
+
 Usage:
   python3 benches/relevance.py --helix target/release/helix --baseline /work/notes/helix-baseline
   python3 benches/relevance.py --helix BIN [--json] [--verbose] [--corpus DIR] [--cases FILE]
   python3 benches/relevance.py --helix BIN --baseline BIN --also main=BIN   (three columns)
+  python3 benches/relevance.py --helix BIN --agent gemini                   (one agent's form)
+  python3 benches/relevance.py --helix BIN --compare-agents [--verbose]     (every agent vs Claude Code)
 
 Only the Python standard library. See docs/benchmarks.md ("Relevance").
 """
@@ -27,6 +34,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -45,6 +53,27 @@ EVENTS = {  # kind -> (helix hook name, Claude Code event)
     "error": ("error", "PostToolUseFailure"),
 }
 TARGETS = {"everyday_inject": 0.10, "targeted_hit3": 0.90}
+# The agents helix's hooks serve (client/src/hook/agent/), Claude Code first: the reference.
+AGENTS = ("claude", "codex", "copilot", "gemini", "cursor")
+TITLES = {"claude": "Claude Code", "codex": "Codex CLI", "copilot": "Copilot CLI",
+          "gemini": "Gemini CLI", "cursor": "Cursor"}
+# A case's Claude Code file tool -> each agent's tool for the same action (None: the agent has
+# no such tool its hooks see, so the case does not apply to it). Codex reads through the
+# shell (`cat FILE`) and edits with apply_patch, which its hooks are not bound to; Cursor's
+# hook tools are Read, Write, Grep, Delete and Shell (tests/agents/cursor/README.md).
+FILE_TOOLS = {  # Claude Code tool -> action
+    "Read": "read", "Edit": "edit", "MultiEdit": "edit", "NotebookEdit": "edit",
+    "Write": "write", "Glob": "search", "Grep": "search",
+}
+AGENT_FILE_TOOLS = {
+    "codex": {"read": "cat"},
+    "copilot": {"read": "view", "edit": "edit", "write": "create", "search": "grep"},
+    "gemini": {"read": "read_file", "edit": "replace", "write": "write_file", "search": "grep_search"},
+    "cursor": {"read": "Read", "write": "Write", "search": "Grep"},
+}
+# What answers after a tool when the call did not read as a failure: the post-build nudge
+# (`events::post_build`), not knowledge; counted apart from injections.
+NUDGE_START = "helix: if this build needed"
 # `tune`: the cases the ranking and the gate were developed against. Every other split was
 # written before the changes it measures, and its first run is its blind figure; from
 # `fresh2` on, a helper who had not read helix's code wrote each from notes drawn at random
@@ -267,6 +296,109 @@ class World:
             d["is_interrupt"] = False
         return hook, json.dumps(d)
 
+    def file_text(self, path):
+        """What a read of `path` returns (Gemini's AfterTool carries it): the file's text, or
+        empty when it is missing or unreadable."""
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                return f.read(200_000)
+        except OSError:
+            return ""
+
+    def input_for(self, c, agent):
+        """The case as `agent` sends it: (helix hook name, stdin JSON), or (None, why) when the
+        agent has no tool for the case (Codex and Cursor have no edit tool their hooks see).
+        Claude Code's form is `stdin_for`'s, unchanged; the others follow their adapters
+        (client/src/hook/agent/) and the payloads captured from the real clients
+        (tests/agents/<agent>/fixtures/). Each gets a fresh session per case."""
+        if agent == "claude":
+            return self.stdin_for(c)
+        sid = str(uuid.uuid4())
+        kind = c["kind"]
+        if kind == "ambient":
+            action = FILE_TOOLS.get(c.get("tool", "Read"), "read")
+            tool = AGENT_FILE_TOOLS[agent].get(action)
+            if tool is None:
+                return None, f"{TITLES[agent]} has no {action} tool its hooks see (case tool {c.get('tool', 'Read')})"
+            path = self.path_for(c["input"], c.get("content"))
+        command = c.get("command", "")
+        output = c["input"]
+        if agent == "codex":
+            d = {"session_id": sid, "turn_id": str(uuid.uuid4()),
+                 "transcript_path": os.path.join(self.home, ".codex", "sessions", f"rollout-{sid}.jsonl"),
+                 "cwd": self.repo}
+            if kind == "prompt":
+                d.update(hook_event_name="UserPromptSubmit", model="gpt-5.4",
+                         permission_mode="bypassPermissions", prompt=c["input"])
+                return "prompt", json.dumps(d)
+            d.update(model="gpt-5.4", permission_mode="bypassPermissions", tool_name="Bash",
+                     tool_use_id="call_" + uuid.uuid4().hex[:12])
+            if kind == "ambient":
+                # Codex reads through the shell, from the project directory; the file hook
+                # reads the file off the command. The path as a shell user writes it, not
+                # Claude Code's absolute one: relative in the project, `~/…` for the home
+                # directory (the shell expands it; the hook sees `~`), absolute elsewhere.
+                p = c["input"]
+                arg = "~/" + shlex.quote(p[2:]) if p.startswith("~/") else shlex.quote(p)
+                d.update(hook_event_name="PreToolUse", tool_input={"command": f"cat {arg}"})
+                return "ambient", json.dumps(d)
+            # The output alone, no exit code: the adapter decides from the text.
+            d.update(hook_event_name="PostToolUse", tool_input={"command": command}, tool_response=output)
+            return "post-tool", json.dumps(d)
+        if agent == "copilot":
+            d = {"sessionId": sid, "timestamp": 1795885451857, "cwd": self.repo}
+            if kind == "prompt":
+                d["prompt"] = c["input"]
+                return "prompt", json.dumps(d)
+            if kind == "ambient":
+                d.update(toolName=tool, toolArgs={"path": path})
+                return "ambient", json.dumps(d)
+            # A failed command is a postToolUse whose last line holds the exit code.
+            d.update(toolName="bash", toolArgs={"command": command, "description": "Run command"},
+                     toolResult={"resultType": "success",
+                                 "textResultForLlm": f"{output}\n<shellId: 0 completed with exit code 1>"})
+            return "post-tool", json.dumps(d)
+        if agent == "gemini":
+            d = {"session_id": sid,
+                 "transcript_path": os.path.join(self.home, ".gemini", "tmp", "ledgerly", "chats", f"session-{sid}.jsonl"),
+                 "cwd": self.repo, "timestamp": "2026-11-28T17:06:48.233Z"}
+            if kind == "prompt":
+                d.update(hook_event_name="BeforeAgent", prompt=c["input"])
+                return "prompt", json.dumps(d)
+            d["hook_event_name"] = "AfterTool"  # Gemini has no event with context before a tool
+            if kind == "ambient":
+                if tool == "read_file":
+                    resp = {"llmContent": self.file_text(path), "returnDisplay": ""}
+                else:
+                    resp = {"llmContent": f"Successfully modified file: {path} (1 replacements).",
+                            "returnDisplay": ""}
+                d.update(tool_name=tool, tool_input={"file_path": path}, tool_response=resp)
+                return "post-tool", json.dumps(d)
+            d.update(tool_name="run_shell_command",
+                     tool_input={"command": command, "description": "Run command"},
+                     tool_response={"llmContent": f"<untrusted_context>\nOutput: {output}\nExit Code: 1\n"
+                                                  "Process Group PGID: 1\n</untrusted_context>",
+                                    "returnDisplay": output})
+            return "post-tool", json.dumps(d)
+        if agent == "cursor":
+            d = {"conversation_id": sid, "generation_id": str(uuid.uuid4()), "model": "claude-4.5-sonnet",
+                 "cursor_version": "2.1.0", "workspace_roots": [self.repo],
+                 "user_email": "dev@example.invalid", "transcript_path": None}
+            if kind == "prompt":  # no cwd: the adapter takes the first workspace root
+                d.update(hook_event_name="beforeSubmitPrompt", prompt=c["input"], attachments=[])
+                return "prompt", json.dumps(d)
+            tid = "toolu_" + uuid.uuid4().hex[:24]
+            if kind == "ambient":
+                d.update(hook_event_name="preToolUse", tool_name=tool, tool_input={"file_path": path},
+                         tool_use_id=tid, cwd=self.repo)
+                return "ambient", json.dumps(d)
+            d.update(hook_event_name="postToolUse", tool_name="Shell",
+                     tool_input={"command": command, "cwd": self.repo},
+                     tool_output=json.dumps({"output": output, "exitCode": 1}),
+                     duration=812, tool_use_id=tid, cwd=self.repo)
+            return "post-tool", json.dumps(d)
+        die(f"unknown agent {agent!r}")
+
     def close(self):
         if self.keep:
             print(f"kept {self.label} world: {self.dir}", file=sys.stderr)
@@ -297,10 +429,23 @@ def json_ids(v, out):
             json_ids(x, out)
 
 
-def parse_output(kind, stdout):
+def answer_context(v, agent):
+    """The context field of `agent`'s answer: `hookSpecificOutput.additionalContext` for
+    Claude Code, Codex and Gemini CLI, top-level `additionalContext` for Copilot CLI,
+    `additional_context` for Cursor."""
+    if not isinstance(v, dict):
+        return ""
+    if agent == "copilot":
+        return v.get("additionalContext") or ""
+    if agent == "cursor":
+        return v.get("additional_context") or ""
+    return (v.get("hookSpecificOutput") or {}).get("additionalContext") or ""
+
+
+def parse_output(kind, stdout, agent="claude"):
     """What reaches the model, and the entry ids in it, in order of appearance.
 
-    Context is `hookSpecificOutput.additionalContext` of a JSON object on stdout; plain
+    Context is the agent's answer field of a JSON object on stdout (`answer_context`); plain
     (non-JSON) stdout also reaches the model for UserPromptSubmit only (hook protocol).
     Ids are the `til:<id>` names anywhere in that text (today on `- til:<id> · …` lines);
     when the context is itself JSON, every `id` field counts instead.
@@ -312,7 +457,7 @@ def parse_output(kind, stdout):
     if out.startswith("{"):
         try:
             v = json.loads(out)
-            ctx = ((v.get("hookSpecificOutput") or {}).get("additionalContext") or "") if isinstance(v, dict) else ""
+            ctx = answer_context(v, agent)
             if not isinstance(ctx, str):
                 ctx = json.dumps(ctx)
         except json.JSONDecodeError:
@@ -340,24 +485,35 @@ def parse_output(kind, stdout):
 # ---------------------------------------------------------------- running and scoring
 
 
-def run_cases(world, cases):
+def run_cases(world, cases, agent="claude"):
+    """One hook process per case in `agent`'s form. A case the agent has no tool for is kept
+    with `na` (why) and left out of the metrics; a post-build nudge answered instead of
+    knowledge (a failure the agent's output did not show as one) is `nudge`, 0 chars."""
     results = []
     for c in cases:
-        hook, stdin = world.stdin_for(c)
+        hook, stdin = world.input_for(c, agent)
+        base = {"id": c["id"], "kind": c["kind"], "class": c["class"], "split": c["split"]}
+        if hook is None:
+            results.append(dict(base, na=stdin, chars=0, ids=[], rank=None, exit=None,
+                                timed_out=False, nudge=False))
+            continue
+        args = ["hook", hook] if agent == "claude" else ["hook", hook, "--agent", agent]
         timed_out = False
         try:
-            r = world.run(["hook", hook], stdin=stdin, timeout=HOOK_TIMEOUT_S)
+            r = world.run(args, stdin=stdin, timeout=HOOK_TIMEOUT_S)
             stdout, rc = r.stdout, r.returncode
         except subprocess.TimeoutExpired:
             stdout, rc, timed_out = "", None, True
-        ctx, ids = parse_output(c["kind"], stdout)
+        ctx, ids = parse_output(c["kind"], stdout, agent)
+        nudge = hook == "post-tool" and not ids and ctx.startswith(NUDGE_START)
+        if nudge:
+            ctx = ""
         exp = [norm(e) for e in c["expected"]]
-        results.append({
-            "id": c["id"], "kind": c["kind"], "class": c["class"], "split": c["split"],
-            "chars": len(ctx), "ids": ids,
-            "rank": next((k + 1 for k, i in enumerate(ids) if i in exp), None) if exp else None,
-            "exit": rc, "timed_out": timed_out,
-        })
+        results.append(dict(base,
+            chars=len(ctx), ids=ids,
+            rank=next((k + 1 for k, i in enumerate(ids) if i in exp), None) if exp else None,
+            exit=rc, timed_out=timed_out, nudge=nudge, na=None,
+        ))
     return results
 
 
@@ -365,9 +521,12 @@ def mean(xs):
     return sum(xs) / len(xs) if xs else None
 
 
-def metrics(results, split=None):
+def metrics(results, split=None, only=None):
+    """Per kind; cases the agent has no tool for (`na`) are left out. `only`: a set of case
+    ids to keep (the cases another agent could run)."""
     if split:
         results = [r for r in results if r["split"] == split]
+    results = [r for r in results if not r.get("na") and (only is None or r["id"] in only)]
     m = {}
     for kind in KINDS + ("all",):
         rs = [r for r in results if kind == "all" or r["kind"] == kind]
@@ -386,8 +545,81 @@ def metrics(results, split=None):
             "all_chars": mean([r["chars"] for r in rs]),
             "nonzero_exit": sum(1 for r in rs if r["exit"] not in (0, None)),
             "timeouts": sum(1 for r in rs if r["timed_out"]),
+            "nudges": sum(1 for r in rs if r.get("nudge")),
         }
     return m
+
+
+# ---------------------------------------------------------------- agents against Claude Code
+
+
+def same_ids(a, b):
+    return a["ids"] == b["ids"]
+
+
+def compare_agent(ref, res):
+    """`res` (one agent's results) against `ref` (Claude Code's on the same cases), per kind and
+    class: cases it could run, how many inject exactly Claude Code's entry ids (in order),
+    where they differ, and hit@3 / inject-anything of both over those cases."""
+    by_id = {r["id"]: r for r in ref}
+    rows = {}
+    for kind in KINDS + ("all",):
+        for cls in ("targeted", "everyday"):
+            rs = [r for r in res if (kind == "all" or r["kind"] == kind) and r["class"] == cls]
+            ok = [r for r in rs if not r.get("na")]
+            pairs = [(by_id[r["id"]], r) for r in ok]
+            only = {r["id"] for r in ok}
+            mr, ma = metrics(ref, only=only)[kind], metrics(res, only=only)[kind]
+            rows[f"{kind}/{cls}"] = {
+                "cases": len(rs), "na": len(rs) - len(ok),
+                "same": sum(1 for a, b in pairs if same_ids(a, b)),
+                "ref_only": sum(1 for a, b in pairs if a["ids"] and not b["ids"]),
+                "agent_only": sum(1 for a, b in pairs if b["ids"] and not a["ids"]),
+                "both_differ": sum(1 for a, b in pairs if a["ids"] and b["ids"] and not same_ids(a, b)),
+                "nudges": sum(1 for _, b in pairs if b.get("nudge")),
+                "ref_hit3": mr["targeted_hit3"] if cls == "targeted" else None,
+                "agent_hit3": ma["targeted_hit3"] if cls == "targeted" else None,
+                "ref_inject": mr[f"{cls}_inject"], "agent_inject": ma[f"{cls}_inject"],
+            }
+    differing = [{"id": b["id"], "kind": b["kind"], "class": b["class"], "claude": by_id[b["id"]]["ids"],
+                  "agent": b["ids"], "nudge": b.get("nudge", False)}
+                 for b in res if not b.get("na") and not same_ids(by_id[b["id"]], b)]
+    na = [{"id": r["id"], "kind": r["kind"], "class": r["class"], "why": r["na"]} for r in res if r.get("na")]
+    return {"rows": rows, "differing": differing, "not_applicable": na}
+
+
+def print_comparison(comp):
+    """comp: {agent: compare_agent(...)}. One markdown table, agents by kind and class."""
+    print("| agent | kind | class | cases | n/a | same ids as Claude Code | only Claude Code injects | only the agent injects | both, other ids | hit@3 Claude Code / agent | injects anything Claude Code / agent |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for agent, cmp_ in comp.items():
+        for key, r in cmp_["rows"].items():
+            kind, cls = key.split("/")
+            if not r["cases"]:
+                continue
+            n = r["cases"] - r["na"]
+            same = f"{r['same']} ({100 * r['same'] / n:.1f}%)" if n else "–"
+            hit = f"{fmt(r['ref_hit3'], 'pct')} / {fmt(r['agent_hit3'], 'pct')}" if cls == "targeted" else ""
+            inj = f"{fmt(r['ref_inject'], 'pct')} / {fmt(r['agent_inject'], 'pct')}"
+            nudge = f" (+{r['nudges']} build nudges)" if r["nudges"] else ""
+            kind_s = f"**{kind}**" if kind == "all" else kind
+            print(f"| {agent} | {kind_s} | {cls} | {r['cases']} | {r['na'] or ''} | {same} | {r['ref_only'] or ''} | "
+                  f"{r['agent_only'] or ''} | {r['both_differ'] or ''} | {hit} | {inj}{nudge} |")
+
+
+def print_differing(agent, cases, cmp_):
+    by_id = {c["id"]: c for c in cases}
+    print(f"\n### {agent}: cases whose injected entry ids differ from Claude Code's ({len(cmp_['differing'])})")
+    for d in cmp_["differing"]:
+        c = by_id[d["id"]]
+        extra = f" command {c['command'][:60]!r}" if c.get("command") else ""
+        nudge = " (answered with the build nudge)" if d["nudge"] else ""
+        print(f"- {d['id']} [{d['kind']}, {d['class']}] {c['input'][:90]!r}{extra}\n"
+              f"    claude: {', '.join(d['claude']) or 'nothing'}\n    {agent}: {', '.join(d['agent']) or 'nothing'}{nudge}")
+    if cmp_["not_applicable"]:
+        print(f"\n### {agent}: cases not applicable ({len(cmp_['not_applicable'])})")
+        for d in cmp_["not_applicable"]:
+            print(f"- {d['id']} [{d['kind']}, {d['class']}] {by_id[d['id']]['input'][:90]!r}: {d['why']}")
 
 
 ROWS = [  # (key, label, format, target)
@@ -461,6 +693,12 @@ def main():
     ap.add_argument("--verbose", action="store_true", help="list misses and false injections with what was injected")
     ap.add_argument("--keep", action="store_true", help="keep the temp directories (for debugging)")
     ap.add_argument("--split", choices=SPLITS, help="run only the cases of this split")
+    ap.add_argument("--agent", choices=AGENTS, default="claude",
+                    help="the agent whose hook input and answer form every case takes (default claude)")
+    ap.add_argument("--compare-agents", action="store_true",
+                    help="run --helix once per agent and compare each with Claude Code")
+    ap.add_argument("--agents", metavar="LIST",
+                    help="--compare-agents with these agents only (comma-separated, e.g. codex,gemini)")
     a = ap.parse_args()
 
     corpus = os.path.abspath(a.corpus)
@@ -469,6 +707,8 @@ def main():
     cases = load_cases(a.cases, corpus_ids(corpus))
     if a.split:
         cases = [c for c in cases if c["split"] == a.split]
+    if a.compare_agents or a.agents:
+        return compare_main(a, corpus, cases)
     runs = [("baseline", a.baseline)] if a.baseline else []
     for spec in a.also:
         label, sep, binary = spec.partition("=")
@@ -481,8 +721,9 @@ def main():
     for label, binary in runs:
         w = World(label, binary, corpus, a.keep)
         try:
-            res = run_cases(w, cases)
+            res = run_cases(w, cases, a.agent)
             out.append({"label": label, "binary": w.src, "version": w.version, "cache": w.cache_how,
+                        "agent": a.agent,
                         "metrics": metrics(res),
                         "split_metrics": {s: metrics(res, s) for s in SPLITS},
                         "results": res})
@@ -491,8 +732,8 @@ def main():
 
     counts = case_counts(cases)
     if a.json:
-        json.dump({"corpus": corpus, "cases": os.path.abspath(a.cases), "targets": TARGETS, "runs": out},
-                  sys.stdout, indent=1)
+        json.dump({"corpus": corpus, "cases": os.path.abspath(a.cases), "agent": a.agent,
+                   "targets": TARGETS, "runs": out}, sys.stdout, indent=1)
         print()
         return
     print(f"corpus: {corpus} ({len(corpus_ids(corpus))} notes); cases: {a.cases} ({len(cases)})")
@@ -501,6 +742,13 @@ def main():
         bad = o["metrics"]["all"]
         if bad["nonzero_exit"] or bad["timeouts"]:
             print(f"  WARNING: {bad['nonzero_exit']} hook runs exited non-zero, {bad['timeouts']} timed out")
+    if a.agent != "claude":
+        na = [r for r in out[-1]["results"] if r.get("na")]
+        nudges = out[-1]["metrics"]["all"]["nudges"]
+        print(f"agent: {TITLES[a.agent]} (`helix hook <hook> --agent {a.agent}`, its input and answer form); "
+              f"{len(na)} cases not applicable, left out of the figures below"
+              + (f" ({na[0]['na']})" if na else "")
+              + (f"; {nudges} failures answered with the post-build nudge (0 chars here)" if nudges else ""))
     splits = [s for s in SPLITS if any(c["split"] == s for c in cases)]
     if len(splits) > 1:
         print("\n## all cases")
@@ -516,7 +764,58 @@ def main():
           " chars: length of additionalContext, 0 when nothing is injected.")
     if a.verbose:
         for o in out:
-            print_verbose(o["label"], cases, o["results"])
+            print_verbose(o["label"], cases, [r for r in o["results"] if not r.get("na")])
+
+
+def compare_main(a, corpus, cases):
+    """--compare-agents / --agents: the candidate once per agent in one world (one cache), each
+    against Claude Code's run."""
+    if a.baseline or a.also:
+        die("--compare-agents runs one binary (--helix); leave out --baseline and --also")
+    agents = ["claude"]
+    for name in (a.agents.split(",") if a.agents else AGENTS):
+        name = name.strip()
+        if name not in AGENTS:
+            die(f"--agents: unknown agent {name!r} (one of {', '.join(AGENTS)})")
+        if name not in agents:
+            agents.append(name)
+    w = World("helix", a.helix, corpus, a.keep)
+    out = []
+    try:
+        for agent in agents:
+            res = run_cases(w, cases, agent)
+            out.append({"label": agent, "agent": agent, "metrics": metrics(res), "results": res})
+    finally:
+        w.close()
+    ref = out[0]["results"]
+    comp = {o["agent"]: compare_agent(ref, o["results"]) for o in out[1:]}
+    if a.json:
+        json.dump({"corpus": corpus, "cases": os.path.abspath(a.cases), "binary": w.src,
+                   "version": w.version, "cache": w.cache_how, "targets": TARGETS, "runs": out,
+                   "comparison": comp}, sys.stdout, indent=1)
+        print()
+        return
+    print(f"corpus: {corpus} ({len(corpus_ids(corpus))} notes); cases: {a.cases} ({len(cases)})")
+    print(f"helix: {w.src} ({w.version}); cache by {w.cache_how}")
+    for o in out:
+        bad = o["metrics"]["all"]
+        if bad["nonzero_exit"] or bad["timeouts"]:
+            print(f"  WARNING: {o['agent']}: {bad['nonzero_exit']} hook runs exited non-zero, {bad['timeouts']} timed out")
+    print("\n## Each agent against Claude Code (same cases, same cache)\n")
+    print_comparison(comp)
+    print("\nsame ids: the agent injects exactly Claude Code's entry ids, in the same order (nothing"
+          " = nothing counts as the same). hit@3 and injects anything are over the cases the agent"
+          " could run (n/a: it has no tool for the case). A build nudge is the post-build hook's"
+          " answer to a failure the agent's output did not show as one: not counted as an injection.")
+    print("\n## Each agent's own figures (its applicable cases)\n")
+    print_table([(o["agent"], o["metrics"]) for o in out], case_counts(cases))
+    na = {o["agent"]: sum(1 for r in o["results"] if r.get("na")) for o in out}
+    if any(na.values()):
+        print("\nCase counts in the first column are Claude Code's; not applicable and left out: "
+              + ", ".join(f"{k} {v}" for k, v in na.items() if v) + " (all ambient).")
+    if a.verbose:
+        for agent, cmp_ in comp.items():
+            print_differing(agent, cases, cmp_)
 
 
 if __name__ == "__main__":
