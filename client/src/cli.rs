@@ -56,9 +56,11 @@ pub enum Command {
     Doctor(commands::doctor::Args),
     /// Serve search, store, read, brief and topics to Claude Code over MCP (stdio).
     Mcp,
-    /// Run one Claude Code hook: event JSON on stdin, answer on stdout, always exit 0.
+    /// Run one agent hook (`--agent NAME`; Claude Code by default): event JSON on stdin,
+    /// answer on stdout, always exit 0.
     Hook(hook::HookArgs),
-    /// Install, remove or inspect the helix hooks in Claude Code's settings.
+    /// Install, remove or inspect helix's hooks and MCP server in an agent's settings
+    /// (Claude Code, Codex, Copilot CLI, Gemini CLI, Cursor).
     Hooks {
         #[command(subcommand)]
         command: install::HooksCommand,

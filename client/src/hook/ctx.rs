@@ -82,13 +82,72 @@ impl<'i> Ctx<'i> {
         self.tools
     }
 
-    /// How a text says to read a whole entry: with `<project:id>` where the agent shows
-    /// markup as written, else without angle brackets (Gemini CLI escapes them).
-    pub fn read_hint(&self) -> &'static str {
+    /// How a text says to read a whole entry.
+    pub fn read_hint(&self) -> String {
+        self.own("`helix read <project:id>` shows a whole entry".to_string())
+    }
+
+    /// How a text says to search helix.
+    pub fn search_hint(&self) -> String {
+        self.own(self.tools.search_hint())
+    }
+
+    /// How a text says to store an entry.
+    pub fn store_hint(&self) -> String {
+        self.own(self.tools.store_hint())
+    }
+
+    /// helix's own wording for this agent: where it escapes `<` and `>` (Gemini CLI), a
+    /// placeholder `<project:id>` becomes `PROJECT:ID`.
+    fn own(&self, text: String) -> String {
         if self.agent.markup {
-            "`helix read <project:id>` shows a whole entry"
+            text
         } else {
-            "`helix read PROJECT:ID` shows a whole entry"
+            unmarked(&text)
         }
+    }
+}
+
+/// `text` with every `<placeholder>` (letters and `:`) written `PLACEHOLDER`.
+pub fn unmarked(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('<') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        match after.find('>') {
+            Some(close)
+                if close > 0
+                    && after[..close]
+                        .bytes()
+                        .all(|b| b.is_ascii_alphabetic() || b == b':') =>
+            {
+                out.push_str(&after[..close].to_ascii_uppercase());
+                rest = &after[close + 1..];
+            }
+            _ => {
+                out.push('<');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn placeholders_lose_their_brackets() {
+        assert_eq!(
+            super::unmarked(
+                "`helix store --topic <topic> --body <text>`; `helix read <project:id>`"
+            ),
+            "`helix store --topic TOPIC --body TEXT`; `helix read PROJECT:ID`"
+        );
+        assert_eq!(
+            super::unmarked("a < b and Vec<u8> <>"),
+            "a < b and Vec<u8> <>"
+        );
     }
 }

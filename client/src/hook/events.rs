@@ -210,7 +210,7 @@ pub fn session_start(cx: &Ctx<'_>) -> Option<Answer> {
     let cfg = cx.config()?;
     state::prune();
     super::once::prune();
-    let search = cx.tools().search_hint();
+    let search = cx.search_hint();
     let syncing = fresh::maybe_sync(cfg);
     let k = cx.knowledge()?;
     if k.sources().is_empty() {
@@ -240,7 +240,7 @@ pub fn session_start(cx: &Ctx<'_>) -> Option<Answer> {
         topics.len(),
         project_names(k),
         cx.read_hint(),
-        cx.tools().store_hint()
+        cx.store_hint()
     ));
     if compact {
         t.item(&format!("All topics: {}", topic_list(&topics, usize::MAX)));
@@ -261,7 +261,7 @@ pub fn subagent_start(cx: &Ctx<'_>) -> Option<Answer> {
         "helix team knowledge ({} entries, {}): before guessing, {}; {}.",
         k.entry_count(),
         project_names(k),
-        cx.tools().search_hint(),
+        cx.search_hint(),
         cx.read_hint()
     ));
     if !topics.is_empty() {
@@ -401,21 +401,23 @@ pub fn post_build(cx: &Ctx<'_>) -> Option<Answer> {
     }
     let text = format!(
         "helix: if this build needed a non-obvious fix (a surprising error, an ordering, version or environment gotcha), store the root cause and the fix for the team in a few lines with {}.",
-        cx.tools().store_hint()
+        cx.store_hint()
     );
     Some(Answer::Context(text))
 }
 
 /// After any tool call, for agents that report failed and finished calls through one
-/// event: a failed command goes to [`error`], a file read or edit to [`ambient`] (their
-/// only file event with context), anything else to [`post_build`]. Another tool's failure
-/// (a file that does not exist) has nothing to say.
+/// event: a failed command goes to [`error`] (a `cat` or `rg` that failed too: Codex reads
+/// through the shell), a file read or edit to [`ambient`] (their only file event with
+/// context), anything else to [`post_build`]. Another tool's failure (a file that does not
+/// exist) has nothing to say.
 pub fn post_tool(cx: &Ctx<'_>) -> Option<Answer> {
     let action = cx.call.tool.as_ref().map(|t| t.action);
-    match (action, cx.call.failure.is_some()) {
-        (Some(Action::Shell), true) => error(cx),
-        (_, true) => None,
-        (Some(a), false) if is_file_action(a) => ambient(cx),
+    let failed = cx.call.failure.is_some();
+    match action {
+        _ if failed && cx.call.command().is_some() => error(cx),
+        _ if failed => None,
+        Some(a) if is_file_action(a) => ambient(cx),
         _ => post_build(cx),
     }
 }
@@ -445,7 +447,7 @@ pub fn stop(cx: &Ctx<'_>) -> Option<Answer> {
     state::update(session, |s| s.reminded = true);
     Some(Answer::Block(format!(
         "Before you finish: this session hit a failure and stored nothing in helix. If its root cause or fix was non-obvious and would help a teammate, store it now in a few lines with {} (topic, title, what happened, the fix). If it was trivial, just finish.",
-        cx.tools().store_hint()
+        cx.store_hint()
     )))
 }
 

@@ -43,16 +43,8 @@ impl Tools {
         match self {
             Tools::Mcp(names) if names == agent.mcp => None,
             Tools::Mcp(McpNames::Prefix(p)) => Some(p),
-            Tools::Mcp(McpNames::Plain) => None,
+            Tools::Mcp(McpNames::Namespace(_) | McpNames::Plain) => None,
             Tools::Cli => Some(NONE),
-        }
-    }
-
-    /// The prefix of helix's tool names, for matchers (empty without MCP or plain names).
-    pub fn prefix(self) -> &'static str {
-        match self {
-            Tools::Mcp(McpNames::Prefix(p)) => p,
-            Tools::Mcp(McpNames::Plain) | Tools::Cli => "",
         }
     }
 
@@ -60,6 +52,7 @@ impl Tools {
     fn mcp_tool(names: McpNames, tool: &str) -> String {
         match names {
             McpNames::Prefix(p) => format!("the `{p}{tool}` tool"),
+            McpNames::Namespace(ns) => format!("the `{tool}` tool of `{ns}`"),
             McpNames::Plain => format!("the helix MCP server's `{tool}` tool"),
         }
     }

@@ -103,9 +103,13 @@ const ALL: &str = "all";
 /// `helix hooks plugin` arguments.
 #[derive(Debug, clap::Args)]
 pub struct PluginArgs {
-    /// The marketplace directory to write (`.claude-plugin/marketplace.json` and
-    /// `plugins/helix/`); created if missing, generated files overwritten.
+    /// The directory to write: for Claude Code a marketplace (`.claude-plugin/marketplace.json`
+    /// and `plugins/helix/`), for Gemini CLI an extension (`gemini-extension.json`,
+    /// `hooks/hooks.json`); created if missing, generated files overwritten.
     pub dir: PathBuf,
+    /// The agent whose package to write: claude (a plugin) or gemini (an extension).
+    #[arg(long, default_value = "claude", value_parser = ["claude", "gemini"])]
+    pub agent: String,
 }
 
 /// Entry point of `helix hooks`.
@@ -135,6 +139,7 @@ pub fn run(cmd: &HooksCommand) -> Result<ExitCode> {
                 ExitCode::SUCCESS
             })
         }
+        HooksCommand::Plugin(a) if a.agent == "gemini" => write_gemini_extension(&a.dir),
         HooksCommand::Plugin(a) => write_plugin(&a.dir),
     }
 }
@@ -503,14 +508,9 @@ fn offer_to_remove_duplicates(scope: &Scope, cwd: &Path) -> Result<()> {
     Ok(())
 }
 
-fn write_plugin(dir: &Path) -> Result<ExitCode> {
-    // As a `claude plugin marketplace add` argument, a relative directory needs its `./`.
-    let shown = if dir.is_absolute() || dir.starts_with(".") {
-        dir.display().to_string()
-    } else {
-        format!("./{}", dir.display())
-    };
-    for (rel, text) in plugin::files()? {
+/// Writes `files` (relative path, text) under `dir`, saying so for each.
+fn write_files(dir: &Path, files: Vec<(PathBuf, String)>, what: &str) -> Result<()> {
+    for (rel, text) in files {
         let path = dir.join(rel);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)
@@ -518,8 +518,30 @@ fn write_plugin(dir: &Path) -> Result<ExitCode> {
         }
         crate::sys::write_atomic(&path, text.as_bytes())
             .with_context(|| format!("writing {}", path.display()))?;
-        eprintln!("helix hooks: plugin: wrote {}", path.display());
+        eprintln!("helix hooks: {what}: wrote {}", path.display());
     }
+    Ok(())
+}
+
+fn write_gemini_extension(dir: &Path) -> Result<ExitCode> {
+    write_files(dir, agents::gemini::extension_files()?, "extension")?;
+    eprintln!(
+        "next: `gemini extensions install {}` (trust that folder when Gemini asks). Its hooks' context reaches the model \
+         as a project's does; an extension's MCP server cannot be marked trusted, so `gemini -p` offers its tools only with \
+         a policy rule allowing them (docs/agents.md, Gemini CLI)",
+        dir.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn write_plugin(dir: &Path) -> Result<ExitCode> {
+    // As a `claude plugin marketplace add` argument, a relative directory needs its `./`.
+    let shown = if dir.is_absolute() || dir.starts_with(".") {
+        dir.display().to_string()
+    } else {
+        format!("./{}", dir.display())
+    };
+    write_files(dir, plugin::files()?, "plugin")?;
     eprintln!(
         "next: commit {shown}, then in Claude Code `/plugin marketplace add {shown}` and `/plugin install {}@{}` \
          (or `claude plugin marketplace add {shown} --scope project` and `claude plugin install {}@{} --scope project`, \

@@ -38,7 +38,7 @@ pub fn cargo_helix() -> Option<PathBuf> {
 
 /// A shell command running `helix <args>` from PATH, else from `~/.cargo/bin`; `otherwise`
 /// runs when neither exists.
-fn find_and_run(args: &str, otherwise: Option<&str>) -> String {
+pub(crate) fn find_and_run(args: &str, otherwise: Option<&str>) -> String {
     let mut s = format!(
         "if command -v helix >/dev/null 2>&1; then exec helix {args}; elif [ -x \"{CARGO_HELIX}\" ]; then exec \"{CARGO_HELIX}\" {args}"
     );

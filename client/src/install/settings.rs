@@ -34,6 +34,8 @@ pub fn command(hook: &str, program: &str, agent: &Adapter, tools: Tools) -> Stri
 pub fn matcher_prefix(agent: &Adapter, tools: Tools) -> &'static str {
     match (tools, agent.mcp) {
         (Tools::Mcp(McpNames::Prefix(p)), _) | (Tools::Cli, McpNames::Prefix(p)) => p,
+        // Codex: hooks see `mcp__helix__search` though the model sees a namespace.
+        (_, McpNames::Namespace(_)) => agent::codex::PREFIX,
         _ => "",
     }
 }

@@ -294,6 +294,10 @@ fn every_agent_gets_the_entries_in_the_form_it_accepts() {
                 text.contains("PROJECT:ID") && !text.contains("<project:id>"),
                 "{what}: {text}"
             );
+            assert!(
+                !text.contains("<words>") && !text.contains("<topic>"),
+                "{what}: {text}"
+            );
         }
         if *agent == "copilot" && *hook_name == "session-start" {
             assert!(text.contains("`helix-search` tool"), "{what}: {text}");
@@ -600,7 +604,10 @@ fn status_says_what_keeps_an_agent_from_running_the_hooks() {
     let root = f.root.to_str().expect("UTF-8");
     f.write_home(
         ".copilot/config.json",
-        &format!(r#"{{"trustedFolders":[{root:?}]}}"#),
+        // As Copilot rewrites it after every run: two comment lines on top.
+        &format!(
+            "// User settings belong in settings.json.\n// This file is managed automatically.\n{{\"trustedFolders\":[{root:?}],\"firstLaunchAt\":\"2026-11-28T17:00:00Z\"}}\n"
+        ),
     );
     f.write_home(
         ".gemini/trustedFolders.json",
@@ -639,4 +646,77 @@ fn all_installs_for_the_agents_found() {
     let out = helix_in(&f, &f.root, &["hooks", "install", "--agent", "vim"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown agent"));
+}
+
+/// The Gemini CLI extension `helix hooks plugin DIR --agent gemini` writes is the one the
+/// repository ships (plugins/gemini/), and its hooks answer when helix is on PATH and stay
+/// silent, exiting 0, when it is not (Gemini takes a failed hook for a refusal).
+#[test]
+fn the_gemini_extension_is_generated_and_runs_with_or_without_helix() {
+    let f = Fixture::new();
+    let dir = f.home.join("ext");
+    let out = helix_in(
+        &f,
+        &f.root,
+        &[
+            "hooks",
+            "plugin",
+            dir.to_str().expect("UTF-8"),
+            "--agent",
+            "gemini",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let shipped = helix_test_support::workspace_root().join("plugins/gemini");
+    for rel in ["gemini-extension.json", "hooks/hooks.json"] {
+        assert_eq!(
+            read(&shipped.join(rel)),
+            read(&dir.join(rel)),
+            "plugins/gemini/{rel} differs: run `helix hooks plugin plugins/gemini --agent gemini` at the repository root"
+        );
+    }
+    let hooks: Value = serde_json::from_str(&read(&dir.join("hooks/hooks.json"))).expect("JSON");
+    let start = hooks["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+        .as_str()
+        .expect("a SessionStart command");
+    let input = payload("gemini", "session-start.json", &f.root, "ext");
+    let bin = Path::new(helix()).parent().expect("bin dir");
+    for (path, answers) in [
+        (format!("{}:/usr/bin:/bin", bin.display()), true),
+        ("/usr/bin:/bin".to_string(), false),
+    ] {
+        let mut sh = Command::new("sh");
+        let mut child =
+            helix_test_support::isolate(sh.args(["-c", start]).current_dir(&f.root), &f.home)
+                .env("PATH", &path)
+                .env("HELIX_SYNC_MAX_AGE", "off")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("sh");
+        {
+            use std::io::Write;
+            let mut stdin = child.stdin.take().expect("stdin");
+            stdin
+                .write_all(input.to_string().as_bytes())
+                .expect("write");
+        }
+        let out = child.wait_with_output().expect("sh runs");
+        assert_eq!(out.status.code(), Some(0), "PATH={path}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        if answers {
+            let v = answer("gemini", &input, &stdout);
+            assert!(text_of(&v).starts_with("helix team knowledge"), "{stdout}");
+        } else {
+            assert!(
+                stdout.is_empty() && out.stderr.is_empty(),
+                "silent without helix: {stdout}"
+            );
+        }
+    }
 }

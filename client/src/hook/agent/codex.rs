@@ -16,7 +16,8 @@ use crate::hook::table::Hook;
 use serde_json::{Value, json};
 use std::borrow::Cow;
 
-/// How the model sees helix's tools, as in Claude Code.
+/// How hooks and matchers see helix's tools (the model sees tool `search` in namespace
+/// `mcp__helix`).
 pub const PREFIX: &str = "mcp__helix__";
 
 pub static ADAPTER: Adapter = Adapter {
@@ -25,7 +26,7 @@ pub static ADAPTER: Adapter = Adapter {
     read,
     render,
     bindings: &BINDINGS,
-    mcp: McpNames::Prefix(PREFIX),
+    mcp: McpNames::Namespace("mcp__helix"),
     markup: true,
 };
 
@@ -50,37 +51,78 @@ const fn bind(hook: &'static str, event: &'static str, matcher: Option<&'static 
     }
 }
 
-/// Line starts that say a command failed, compared case-insensitively.
-const FAILURE_STARTS: [&str; 12] = [
+/// Line starts that say a command failed, compared case-insensitively: compilers, git,
+/// test runners (Jest and Vitest `FAIL`), npm old and new, Python, Rust, Go.
+const FAILURE_STARTS: [&str; 14] = [
     "error",
     "fatal:",
     "failed",
     "failure",
+    "fail ",
     "panic:",
     "thread '",
     "traceback (most recent call last)",
     "exception",
     "npm err!",
+    "npm error",
     "err!",
     "syntaxerror",
     "e   ",
 ];
 /// Texts inside a line that say a command failed.
-const FAILURE_MARKS: [&str; 5] = [
+const FAILURE_MARKS: [&str; 12] = [
     ": error:",
     "command not found",
     "no such file or directory",
     "permission denied",
     "undefined reference to",
+    "undefined method",
+    "--- fail:",
+    " error ts",
+    "aborted!",
+    "no matches found",
+    "argument list too long",
+    "cannot find",
+];
+/// What a tool's own prefix (`curl: `, `jq: `, `zsh: `) says after it, for a failure.
+const PREFIXED_FAILURES: [&str; 7] = [
+    "error",
+    "(",
+    "not found",
+    "invalid",
+    "cannot",
+    "failed",
+    "denied",
 ];
 
-/// Whether a command's output reads as a failure.
+/// Whether a command's output reads as a failure: a marker line, an exception's class
+/// (`TypeError:`, `URI::InvalidComponentError:`), an ESLint problem (`23:7  error`), or a
+/// tool's `name: ` prefix before an error.
 fn looks_failed(output: &str) -> bool {
     output.lines().take(400).any(|line| {
         let l = line.trim_start().to_ascii_lowercase();
+        let words: Vec<&str> = line.split_whitespace().collect();
         FAILURE_STARTS.iter().any(|s| l.starts_with(s))
             || FAILURE_MARKS.iter().any(|m| l.contains(m))
             || (l.starts_with("thread ") && l.contains("panicked"))
+            || words
+                .iter()
+                .any(|w| w.ends_with("Error:") || w.ends_with("Exception:"))
+            || (words.len() > 1
+                && words[1] == "error"
+                && words[0]
+                    .split(':')
+                    .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())))
+            || l.split_once(": ").is_some_and(|(tool, rest)| {
+                !tool.is_empty()
+                    && tool.len() <= 20
+                    && tool
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+                    && PREFIXED_FAILURES
+                        .iter()
+                        .any(|p| rest.starts_with(p) || rest.contains(&format!(" {p}")))
+            })
     })
 }
 
@@ -192,6 +234,17 @@ mod tests {
             "sh: 1: pnpm: command not found",
             "Traceback (most recent call last):\n  File \"a.py\"",
             "thread 'main' panicked at src/main.rs:3:5",
+            "/app/x.rb:3:in `go': undefined method `y' for nil (NoMethodError)",
+            " FAIL  src/cart.test.ts > totals",
+            "--- FAIL: TestLedger (0.00s)",
+            "src/a.ts(4,3): error TS2322: Type 'string' is not assignable",
+            "  23:7  error  'x' is assigned a value but never used  no-unused-vars",
+            "curl: (22) The requested URL returned error: 404",
+            "jq: error (at <stdin>:0): Cannot index string",
+            "zsh: no matches found: *.orig",
+            "npm error code ERESOLVE",
+            "    raise TypeError: unsupported operand",
+            "rake aborted!",
         ] {
             let v = post(failed);
             assert_eq!(read(&v).failure.as_deref(), Some(failed), "{failed}");
@@ -199,6 +252,8 @@ mod tests {
         for ok in [
             "   Compiling x\n    Finished release",
             "src/a.rs:3: let error = 1;",
+            "test result: ok. 12 passed; 0 failed",
+            "PASS  src/cart.test.ts",
             "",
         ] {
             let v = post(ok);

@@ -39,6 +39,9 @@ impl Binding {
 pub enum McpNames {
     /// `<prefix><tool>`: `mcp__helix__search`, `helix-search`, `mcp_helix_search`.
     Prefix(&'static str),
+    /// The tool under its own name in a namespace: Codex offers `search` in namespace
+    /// `mcp__helix`, while its hooks see `mcp__helix__search`.
+    Namespace(&'static str),
     /// The agent shows the tool's own name (`search`) under the server's.
     Plain,
 }

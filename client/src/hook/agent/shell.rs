@@ -55,10 +55,13 @@ pub fn file_use(line: &str) -> Option<FileUse> {
         .collect();
     if READERS.contains(&program) {
         // `sed -n '1,80p' FILE`, `awk '{…}' FILE`, `head -n 40 FILE`: the file is last.
-        let file = operands.last().filter(|f| looks_like_path(f))?;
+        let file = operands
+            .last()
+            .map(|f| home_path(f))
+            .filter(|f| looks_like_path(f))?;
         return Some(FileUse {
             action: Action::Read,
-            file: Some((*file).to_string()),
+            file: Some(file),
             pattern: None,
         });
     }
@@ -66,11 +69,23 @@ pub fn file_use(line: &str) -> Option<FileUse> {
         let pattern = operands.first()?;
         return Some(FileUse {
             action: Action::Search,
-            file: operands.get(1).map(|p| (*p).to_string()),
+            file: operands.get(1).map(|p| home_path(p)),
             pattern: Some((*pattern).to_string()),
         });
     }
     None
+}
+
+/// `~/x` and `$HOME/x` as the shell expands them: in the user's home directory.
+fn home_path(word: &str) -> String {
+    let rest = word
+        .strip_prefix("~/")
+        .or_else(|| word.strip_prefix("$HOME/"))
+        .or_else(|| word.strip_prefix("${HOME}/"));
+    match (rest, std::env::var("HOME")) {
+        (Some(r), Ok(home)) if !home.is_empty() => format!("{}/{r}", home.trim_end_matches('/')),
+        _ => word.to_string(),
+    }
 }
 
 /// A word that can be a file: no shell syntax, not a number (`head -n 40`), not a sed
@@ -181,6 +196,17 @@ mod tests {
             Some("Cargo.toml")
         );
         assert_eq!(read("/bin/cat x.txt").as_deref(), Some("x.txt"));
+        let home = std::env::var("HOME").unwrap_or_default();
+        if !home.is_empty() {
+            assert_eq!(
+                read("cat ~/.config/git/ignore"),
+                Some(format!("{}/.config/git/ignore", home.trim_end_matches('/')))
+            );
+            assert_eq!(
+                read("head \"$HOME/.bundle/config\""),
+                Some(format!("{}/.bundle/config", home.trim_end_matches('/')))
+            );
+        }
     }
 
     #[test]

@@ -6,9 +6,11 @@
 //! started in the project's root.
 
 use super::{Files, HooksForm, Installer, McpForm, home, present, read_json, within};
+use crate::hook::tools::Tools;
 use crate::install::ordered::Value;
+use crate::install::{files::render, plugin::find_and_run, settings};
 use anyhow::Result;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub static INSTALLER: Installer = Installer {
     adapter: &crate::hook::agent::gemini::ADAPTER,
@@ -71,4 +73,50 @@ fn gate(project: bool, dir: &Path) -> Option<String> {
             file.display()
         )
     })
+}
+
+/// A Gemini CLI extension of helix (`helix hooks plugin DIR --agent gemini`, shipped in
+/// `plugins/gemini/`): `gemini-extension.json` with the MCP server and `hooks/hooks.json`
+/// with the hooks, both running the `helix` on PATH, else `~/.cargo/bin/helix`, and
+/// nothing at all when neither exists.
+pub fn extension_files() -> Result<Vec<(PathBuf, String)>> {
+    let tools = Tools::Mcp(INSTALLER.adapter.mcp);
+    let mut hooks = Value::Object(Vec::new());
+    settings::merge_hooks_with(&mut hooks, INSTALLER.adapter, tools, |hook| {
+        let args = settings::command(hook, "", INSTALLER.adapter, tools);
+        format!("{} 2>/dev/null", find_and_run(args.trim_start(), None))
+    })?;
+    let server = Value::Object(vec![
+        ("command".into(), Value::String("sh".into())),
+        (
+            "args".into(),
+            Value::Array(vec![
+                Value::String("-c".into()),
+                Value::String(find_and_run(
+                    "mcp",
+                    Some(
+                        "echo 'helix extension: no helix binary on PATH or in ~/.cargo/bin' >&2; exit 127",
+                    ),
+                )),
+            ]),
+        ),
+    ]);
+    let manifest = Value::Object(vec![
+        ("name".into(), Value::String("helix".into())),
+        ("version".into(), Value::String(env!("CARGO_PKG_VERSION").into())),
+        (
+            "description".into(),
+            Value::String(
+                "Team knowledge for coding agents: helix's hooks and MCP tools, answered from the local helix cache; needs the helix binary installed".into(),
+            ),
+        ),
+        (
+            "mcpServers".into(),
+            Value::Object(vec![("helix".into(), server)]),
+        ),
+    ]);
+    Ok(vec![
+        (PathBuf::from("gemini-extension.json"), render(&manifest)?),
+        (PathBuf::from("hooks/hooks.json"), render(&hooks)?),
+    ])
 }

@@ -220,6 +220,7 @@ pub fn findings(inst: &Installer, cwd: &Path) -> Vec<Finding> {
     let dir = super::resolve::project_dir(cwd);
     let label = inst.adapter.name;
     let mut out = Vec::new();
+    let mut installed_somewhere = false;
     for project in [true, false] {
         let scope = if project { "project" } else { "user" };
         let files = match (inst.files)(project, &dir) {
@@ -239,6 +240,7 @@ pub fn findings(inst: &Installer, cwd: &Path) -> Vec<Finding> {
         if hooks.is_empty() {
             continue;
         }
+        installed_somewhere = true;
         let want: Vec<&str> = inst.adapter.bindings.iter().map(|b| b.hook).collect();
         let have: Vec<&str> = hooks.iter().map(|h| h.hook.as_str()).collect();
         let missing: Vec<&str> = want.iter().copied().filter(|h| !have.contains(h)).collect();
@@ -295,13 +297,32 @@ pub fn findings(inst: &Installer, cwd: &Path) -> Vec<Finding> {
             );
         }
     }
+    if !installed_somewhere && (inst.detect)() {
+        out.push(
+            Finding::new(
+                Level::Note,
+                label,
+                format!(
+                    "{} is on this machine; helix's hooks are not installed for it",
+                    inst.adapter.title
+                ),
+            )
+            .fix(format!("helix hooks install --agent {label} [--project]")),
+        );
+    }
     out
 }
 
-/// A JSON document read for a check, `None` when missing or invalid.
+/// A JSON document read for a check, `None` when missing or invalid. Whole-line `//`
+/// comments are left out: Copilot CLI writes its `config.json` with two of them on top.
 pub fn read_json(path: &Path) -> Option<serde_json::Value> {
     let text = std::fs::read_to_string(path).ok()?;
-    serde_json::from_str(&text).ok()
+    let json: String = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    serde_json::from_str(&json).ok()
 }
 
 /// Whether `dir` is `listed` or inside it.
