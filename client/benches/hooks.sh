@@ -231,17 +231,18 @@ for n in $SIZES; do
     printf '{"session_id":"bench-@RUN@","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"%s/src/billing/invoices/ledger/totals.rs"}}' \
         "$repo" "$repo" > "$WORK/ambient-read-$n.json"
     # A read of a file an entry lists as a source: the "about this file" layer injects.
-    printf '{"session_id":"bench-@RUN@","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"%s/db/ledger.rs"}}' \
+    printf '{"session_id":"bench-src-@RUN@","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"file_path":"%s/db/ledger.rs"}}' \
         "$repo" "$repo" > "$WORK/ambient-src-$n.json"
     # The prompt and the two reads in each agent's own form (its adapter's input), and the
-    # hook each agent runs for them.
+    # hook each agent runs for them; each case a session of its own, so that it answers as
+    # Claude Code's case does instead of finding its entries already shown.
     python3 - "$WORK" "$n" "$repo" $AGENTS <<'PY'
 import json, sys
 work, n, repo, agents = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
 prompt = "how do I rebase my git branch onto another base without losing local commits?"
 reads = {"ambient-read": f"{repo}/src/billing/invoices/ledger/totals.rs",
          "ambient-src": f"{repo}/db/ledger.rs"}
-sid = "bench-@RUN@"
+sid = "bench-@RUN@"  # replaced per case below
 def inputs(agent):
     if agent == "codex":
         yield "prompt", "prompt", {"session_id": sid, "cwd": repo, "hook_event_name": "UserPromptSubmit", "prompt": prompt}
@@ -268,6 +269,10 @@ def inputs(agent):
 with open(f"{work}/agents-{n}.tsv", "w") as spec:
     for agent in agents:
         for case, hook, doc in inputs(agent):
+            sid = f"bench-{agent}-{case}-@RUN@"
+            for key in ("session_id", "sessionId", "conversation_id"):
+                if key in doc:
+                    doc[key] = sid
             path = f"{work}/{case}-{agent}-{n}.json"
             with open(path, "w") as g:
                 json.dump(doc, g)
