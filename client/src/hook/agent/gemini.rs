@@ -131,18 +131,7 @@ fn read(v: &Value) -> Call<'_> {
 
 fn render(hook: &Hook, call: &Call<'_>, answer: Answer) -> Option<String> {
     match answer {
-        Answer::Context(text) => {
-            let event = call
-                .event
-                .or_else(|| {
-                    BINDINGS
-                        .iter()
-                        .find(|b| b.hook == hook.name)
-                        .map(|b| b.event)
-                })
-                .unwrap_or("");
-            Some(super::claude::context(event, &text))
-        }
+        Answer::Context(text) => Some(super::nested_context(&BINDINGS, hook, call, &text)),
         // Gemini has no stop hook helix uses, and no permission prompt in `-p` mode.
         Answer::Block(_) | Answer::Allow => None,
     }

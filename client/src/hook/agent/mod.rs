@@ -128,6 +128,26 @@ pub(crate) fn helix_tool<'a>(name: &'a str, prefixes: &[&str]) -> Option<&'a str
         .filter(|t| !t.is_empty())
 }
 
+/// Claude Code's answer form, which Codex and Gemini CLI take too, under the event the call
+/// names, else the event `hook` is bound to in `bindings`.
+pub(crate) fn nested_context(
+    bindings: &[Binding],
+    hook: &Hook,
+    call: &Call<'_>,
+    text: &str,
+) -> String {
+    let event = call
+        .event
+        .or_else(|| {
+            bindings
+                .iter()
+                .find(|b| b.hook == hook.name)
+                .map(|b| b.event)
+        })
+        .unwrap_or("");
+    claude::context(event, text)
+}
+
 /// Whether `action` is one of the file tools the file-context hook looks at.
 pub(crate) fn is_file_action(action: Action) -> bool {
     matches!(
