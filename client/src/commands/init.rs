@@ -122,7 +122,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         println!("next: `helix sync` compiles the directory; `helix search WORDS` searches it");
     } else {
         println!(
-            "next: `helix sync` downloads the knowledge; `helix hooks install` wires Claude Code"
+            "next: `helix sync` downloads the knowledge; `helix hooks install` wires Claude Code (`--agent codex|copilot|gemini|cursor` another agent)"
         );
     }
     Ok(ExitCode::SUCCESS)
