@@ -22,39 +22,11 @@ import time
 
 import harness as H
 from harness import FAILING, MAIN
+from helix_kb import POOL, PROJECT, Checks, helix_on_path, sync, write_knowledge
+from helix_kb import LINKER as SSL
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROMPT = "Why do the integration tests hang on the connection pool?"
-PROJECT = "kb"
-
-# The same entries as tests/claude-code/e2e.py.
-ENTRIES = {
-    "db/pool-exhaustion.md": """---
-title: Connection pool exhausted in integration tests
-date: 2025-06-10
-tags: [postgres]
-sources: [src/db/pool.rs]
----
-Integration tests hang when max_connections is below the test thread count.
-Set DATABASE_MAX_CONNECTIONS=16 in CI.
-""",
-    "build/linker-openssl.md": """---
-title: Linker cannot find -lssl on fresh machines
-date: 2025-03-04
----
-cargo build fails with `cannot find -lssl` when libssl-dev is missing. Install libssl-dev
-(Debian) or openssl-devel (Fedora); the vendored feature is off on purpose.
-""",
-    "ci/cache-key.md": """---
-title: Cache key must include the toolchain
-date: 2025-01-20
-sources: [.github/workflows/ci.yml]
----
-Stale caches broke builds after a rustc bump; key the cache on rust-toolchain.toml.
-""",
-}
-POOL = f"{PROJECT}:db/pool-exhaustion.md"
-SSL = f"{PROJECT}:build/linker-openssl.md"
 
 READ = "sed -n '1,40p' src/db/pool.rs"
 SEARCH_ARGS = {"query": "connection pool integration tests"}
@@ -73,42 +45,11 @@ SESSION_START = "helix team knowledge:"
 AMBIENT = "helix team knowledge for src/db/pool.rs"
 
 
-class Checks:
-    def __init__(self):
-        self.passed = self.failed = 0
-
-    def check(self, name, ok, detail=""):
-        if ok:
-            self.passed += 1
-        else:
-            self.failed += 1
-        detail = " ".join(str(detail).split())
-        print(f"{'PASS' if ok else 'FAIL'} {name}{' — ' + detail[:400] if detail else ''}",
-              flush=True)
-        return ok
-
-    def info(self, name, detail=""):
-        print(f"INFO {name} — {' '.join(str(detail).split())[:600]}", flush=True)
-
-
 def short(text, n=200):
     return " ".join(str(text).split())[:n]
 
 
 # ---------------------------------------------------------------- the workspace
-
-def setup_knowledge(ws, helix):
-    """A local knowledge directory, the repository's .helix.toml pointing at it, helix sync."""
-    kb = os.path.join(ws.root, "knowledge")
-    for rel, text in ENTRIES.items():
-        p = os.path.join(kb, rel)
-        os.makedirs(os.path.dirname(p), exist_ok=True)
-        with open(p, "w") as f:
-            f.write(text)
-    with open(os.path.join(ws.repo, ".helix.toml"), "w") as f:
-        f.write(f"local = {H.toml_str(kb)}\nproject = {H.toml_str(PROJECT)}\n")
-    return H.run([helix, "sync"], ws.env, ws.repo)
-
 
 def hooks_status(ws, helix):
     p = H.run([helix, "hooks", "status"], ws.env, ws.repo, check=False)
@@ -126,13 +67,10 @@ def helix_mcp_tools(ws, helix):
                         "clientInfo": {"name": "helix-e2e", "version": "0"}}},
             {"jsonrpc": "2.0", "method": "notifications/initialized"},
             {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]
-    proc = subprocess.Popen([helix, "mcp"], cwd=ws.repo, env=ws.env, text=True,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL)
+    proc, send = H.stdio_peer([helix, "mcp"], ws.repo, ws.env, subprocess.DEVNULL)
     try:
         for m in msgs:
-            proc.stdin.write(json.dumps(m) + "\n")
-        proc.stdin.flush()
+            send(m)
         deadline = time.time() + 30
         while time.time() < deadline:
             line = proc.stdout.readline()
@@ -145,12 +83,7 @@ def helix_mcp_tools(ws, helix):
             if msg.get("id") == 2:
                 return [t["name"] for t in (msg.get("result") or {}).get("tools") or []]
     finally:
-        proc.stdin.close()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        H.end_stdio(proc)
     return []
 
 
@@ -233,18 +166,17 @@ def main():
     t_start = time.time()
     c = Checks()
     ws = H.Workspace(name="codex-e2e")
-    ws.env.update(HELIX_LOG=os.path.join(ws.root, "helix-hooks.log"),
-                  HELIX_SYNC_MAX_AGE="off")
-    helix = os.path.join(ws.bindir, "helix")
-    os.symlink(helix_real, helix)
+    helix = helix_on_path(ws.env, ws.root, ws.bindir, helix_real)
     fake = None
     try:
         fake = H.FakeModel(ws, STEPS, final_text=FINAL, tag="exec")
         # The user config: the fake provider only; the project not trusted yet.
         ws.configure(fake.port, trust_project=False)
 
-        # 1. The knowledge base.
-        p = setup_knowledge(ws, helix)
+        # 1. The knowledge base: a local knowledge directory, the repository's .helix.toml
+        # pointing at it, helix sync.
+        write_knowledge(ws.root, ws.repo)
+        p = sync(ws.env, ws.repo)
         c.info("helix sync", short(p.stdout + p.stderr))
 
         # 2. The real installer, then Codex's gates.

@@ -33,16 +33,16 @@ A step's calls are returned together, as parallel tool calls.
 Python 3 standard library only. Prints the port it listens on to --port-file.
 """
 
-import argparse
 import json
 import os
 import sys
-import threading
 import time
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-LOCK = threading.Lock()
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from fake_http import LOCK, Handler, arguments, serve  # noqa: E402
+from fake_http import Script as BaseScript  # noqa: E402
+
 SHELL_TOOLS = ("exec_command", "shell_command", "shell")
 
 
@@ -88,14 +88,9 @@ def tools_by_name(body):
     return out
 
 
-class Script:
+class Script(BaseScript):
     def __init__(self, args):
-        with open(args.script, encoding="utf-8") as f:
-            self.steps = json.load(f)["steps"]
-        self.main_marker = args.main_marker
-        self.sub_marker = args.sub_marker
-        self.sub_text = args.sub_text
-        self.final_text = args.final_text
+        super().__init__(args)
         self.issued = {}
 
     def reply(self, body, meta):
@@ -255,47 +250,12 @@ def sse_events(items, model, input_tokens=1000):
     yield "response.completed", {"type": "response.completed", "response": done}
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class ResponsesHandler(Handler):
     server_version = "fake-responses/1"
-
-    def log_message(self, fmt, *args):  # quiet: the JSONL log is the record
-        pass
-
-    def record(self, body, raw_len, status=None):
-        entry = {
-            "time": time.time(),
-            "method": self.command,
-            "path": self.path,
-            "headers": {k.lower(): v for k, v in self.headers.items()
-                        if k.lower() in ("user-agent", "originator", "content-type", "accept",
-                                         "openai-beta", "session_id", "conversation_id",
-                                         "version", "x-codex-turn-metadata")},
-            "bytes": raw_len,
-            "body": body,
-        }
-        with LOCK:
-            with open(self.server.log_path, "a", encoding="utf-8") as f:
-                f.write(json.dumps(entry) + "\n")
-
-    def send_json(self, status, obj):
-        data = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("x-request-id", "req_e2e_" + uuid.uuid4().hex[:16])
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def read_body(self):
-        n = int(self.headers.get("content-length") or 0)
-        raw = self.rfile.read(n) if n else b""
-        if self.headers.get("content-encoding", "").lower() == "zstd":
-            return {"_unparsed": "zstd body"}, len(raw)
-        try:
-            return (json.loads(raw) if raw else None), len(raw)
-        except ValueError:
-            return {"_unparsed": raw[:2000].decode("utf-8", "replace")}, len(raw)
+    LOG_HEADERS = ("user-agent", "originator", "content-type", "accept", "openai-beta",
+                   "session_id", "conversation_id", "version", "x-codex-turn-metadata")
+    LOG_TIME = True
+    REQUEST_ID_HEADER = "x-request-id"
 
     def do_GET(self):
         self.record(None, 0)
@@ -318,43 +278,18 @@ class Handler(BaseHTTPRequestHandler):
             meta = {}
         items = self.server.script.reply(body, meta)
         model = body.get("model") or "gpt-e2e"
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("cache-control", "no-cache")
-        self.send_header("x-request-id", "req_e2e_" + uuid.uuid4().hex[:16])
-        self.send_header("connection", "close")
-        self.end_headers()
-        for event, data in sse_events(items, model, self.server.input_tokens):
-            self.wfile.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
-        self.wfile.flush()
-        self.close_connection = True
+        self.send_sse(sse_events(items, model, self.server.input_tokens))
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--script", required=True)
-    p.add_argument("--log", required=True)
-    p.add_argument("--port-file", required=True)
-    p.add_argument("--main-marker", default="HELIX-E2E-MAIN")
+    p = arguments(__doc__)
     p.add_argument("--sub-marker", default="HELIX-E2E-SUB")
     p.add_argument("--sub-text", default="Subagent done.")
-    p.add_argument("--final-text", default="All done.")
     p.add_argument("--input-tokens", type=int, default=1000,
                    help="usage.input_tokens reported for every response (drives auto-compaction)")
     args = p.parse_args()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    server.log_path = args.log
-    server.script = Script(args)
-    server.input_tokens = args.input_tokens
-    with open(args.port_file + ".tmp", "w") as f:
-        f.write(str(server.server_address[1]))
-    os.replace(args.port_file + ".tmp", args.port_file)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    return 0
+    return serve(ResponsesHandler, args.log, args.port_file, script=Script(args),
+                 input_tokens=args.input_tokens)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,12 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+COMMON = os.path.join(os.path.dirname(HERE), "common")
+sys.path.insert(0, COMMON)
+
+from fake_http import FakeServer  # noqa: E402
+from workspace import git_repo, read_jsonl, run, sandbox_env  # noqa: E402,F401
+
 MAIN = "HELIX-E2E-MAIN"
 SUB = "HELIX-E2E-SUB"
 
@@ -42,17 +48,15 @@ POOL_RS = ("use crate::db::Conn;\n\n"
 FAILING = ("sh -c 'printf \"error: linking with cc failed\\n  = note: ld: cannot find -lssl\\n\""
            " >&2; exit 1'")
 
+# The stand-in MCP server (../common/mcp_stub.py) as the probe runs it: read-only, its search
+# result echoing the arguments as JSON.
+MCP_STUB = os.path.join(COMMON, "mcp_stub.py")
+MCP_RESULT = ("{marker} for {args}: kb:db/pool-exhaustion.md "
+              "Connection pool exhausted in integration tests")
+
 
 def toml_str(s):
     return json.dumps(s)  # a JSON string is a valid TOML basic string
-
-
-def run(cmd, env, cwd, check=True, timeout=120):
-    p = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                       stdin=subprocess.DEVNULL)
-    if check and p.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}:\n{p.stdout}\n{p.stderr}")
-    return p
 
 
 class Workspace:
@@ -64,39 +68,14 @@ class Workspace:
         self.codex_home = os.path.join(self.home, ".codex")
         self.repo = os.path.join(self.root, "repo")
         self.bindir = os.path.join(self.root, "bin")
-        for d in (self.home, self.codex_home, self.repo, self.bindir,
-                  os.path.join(self.root, "tmp"), os.path.join(self.root, "run")):
+        for d in (self.codex_home, self.repo):
             os.makedirs(d, exist_ok=True)
-        os.chmod(os.path.join(self.root, "run"), 0o700)
-        self.env = {
-            "PATH": self.bindir + ":/usr/local/bin:/usr/bin:/bin",
-            "HOME": self.home,
-            "CODEX_HOME": self.codex_home,
-            "USER": "e2e",
-            "LANG": "C.UTF-8",
-            "TERM": "dumb",
-            "SHELL": "/bin/bash",
-            "XDG_CONFIG_HOME": os.path.join(self.home, ".config"),
-            "XDG_CACHE_HOME": os.path.join(self.home, ".cache"),
-            "XDG_DATA_HOME": os.path.join(self.home, ".local", "share"),
-            "XDG_STATE_HOME": os.path.join(self.home, ".local", "state"),
-            "XDG_RUNTIME_DIR": os.path.join(self.root, "run"),
-            "TMPDIR": os.path.join(self.root, "tmp"),
-            "GIT_AUTHOR_NAME": "e2e", "GIT_AUTHOR_EMAIL": "e2e@helix.invalid",
-            "GIT_COMMITTER_NAME": "e2e", "GIT_COMMITTER_EMAIL": "e2e@helix.invalid",
-            "NO_COLOR": "1",
-        }
+        self.env = dict(sandbox_env(self.root, self.home, self.bindir),
+                        CODEX_HOME=self.codex_home, SHELL="/bin/bash", NO_COLOR="1")
         self.hook_log = os.path.join(self.root, "hooks.jsonl")
         self.modes_file = os.path.join(self.root, "modes.json")
         self.mcp_log = os.path.join(self.root, "mcp.jsonl")
-        os.makedirs(os.path.join(self.repo, "src", "db"), exist_ok=True)
-        with open(os.path.join(self.repo, "src", "db", "pool.rs"), "w") as f:
-            f.write(POOL_RS)
-        with open(os.path.join(self.repo, "README.md"), "w") as f:
-            f.write("# app\n")
-        run(["git", "init", "-q", "-b", "main"], self.env, self.repo)
-        run(["git", "add", "-A"], self.env, self.repo)
-        run(["git", "commit", "-qm", "fixture"], self.env, self.repo)
+        git_repo(self.repo, {"src/db/pool.rs": POOL_RS, "README.md": "# app\n"}, self.env)
 
     # ------------------------------------------------------------ configuration
 
@@ -167,7 +146,7 @@ class Workspace:
         """`[mcp_servers.<name>]` in the scope's config.toml; by default the stand-in server."""
         command = command or "python3"
         if args is None:
-            args = [os.path.join(HERE, "mcp_server.py"), "--log", self.mcp_log]
+            args = [MCP_STUB, "--log", self.mcp_log, "--read-only", "--result", MCP_RESULT]
         path = os.path.join(self.scope_dir(scope), "config.toml")
         with open(path, "a") as f:
             f.write(f"\n[mcp_servers.{name}]\ncommand = {toml_str(command)}\n"
@@ -181,13 +160,10 @@ class Workspace:
     # ------------------------------------------------------------ results
 
     def hook_calls(self):
-        if not os.path.exists(self.hook_log):
-            return []
-        with open(self.hook_log) as f:
-            return [json.loads(line) for line in f if line.strip()]
+        return read_jsonl(self.hook_log)
 
 
-class FakeModel:
+class FakeModel(FakeServer):
     """fake_responses.py in a subprocess."""
 
     def __init__(self, ws, steps, final_text="All done.", tag="fake", input_tokens=1000):
@@ -195,34 +171,14 @@ class FakeModel:
         self.script = os.path.join(ws.root, f"{tag}-script.json")
         with open(self.script, "w") as f:
             json.dump({"steps": steps}, f, indent=1)
-        self.log = os.path.join(ws.root, f"{tag}-requests.jsonl")
-        port_file = os.path.join(ws.root, f"{tag}.port")
-        self.proc = subprocess.Popen(
-            [sys.executable, os.path.join(HERE, "fake_responses.py"), "--script", self.script,
-             "--log", self.log, "--port-file", port_file, "--main-marker", MAIN,
-             "--sub-marker", SUB, "--final-text", final_text,
-             "--input-tokens", str(input_tokens)],
-            stdout=subprocess.DEVNULL, stderr=open(self.log + ".stderr", "w"))
-        for _ in range(200):
-            if os.path.exists(port_file):
-                break
-            time.sleep(0.05)
-        with open(port_file) as f:
-            self.port = int(f.read())
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+        super().__init__(os.path.join(HERE, "fake_responses.py"),
+                         os.path.join(ws.root, f"{tag}-requests.jsonl"),
+                         os.path.join(ws.root, f"{tag}.port"),
+                         ["--script", self.script, "--main-marker", MAIN, "--sub-marker", SUB,
+                          "--final-text", final_text, "--input-tokens", str(input_tokens)])
 
     def requests(self):
-        if not os.path.exists(self.log):
-            return []
-        with open(self.log) as f:
-            return [json.loads(line) for line in f if line.strip()]
+        return read_jsonl(self.log)
 
 
 class Run:
@@ -379,6 +335,7 @@ def sanitize(obj, ws):
     s = s.replace(ws.home, "/path/to/home")
     s = s.replace(ws.root, "/path/to/tmp")
     s = s.replace(HERE, "/path/to/tests/agents/codex")
+    s = s.replace(COMMON, "/path/to/tests/agents/common")
     return json.loads(s)
 
 
@@ -448,17 +405,45 @@ def write_trust(ws, entries):
         for k, v in entries.items()))
 
 
-def app_server_hooks(ws, timeout=60):
-    """The hooks `codex app-server` lists for the repository (JSON-RPC hooks/list):
-    [{key, eventName, command, currentHash, trustStatus, source, ...}]."""
-    proc = subprocess.Popen([os.environ["CODEX_BIN"], "app-server"], cwd=ws.repo,
-                            env=dict(ws.env, FAKE_OPENAI_KEY="x"), text=True,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=open(os.path.join(ws.root, "app-server.stderr"), "a"))
+def stdio_peer(argv, cwd, env, stderr):
+    """argv started as a newline-delimited JSON-RPC peer on stdin/stdout: (proc, send)."""
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, text=True, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=stderr)
 
     def send(msg):
         proc.stdin.write(json.dumps(msg) + "\n")
         proc.stdin.flush()
+    return proc, send
+
+
+def end_stdio(proc, timeout=10):
+    """Closes a stdio peer's input and waits for it to exit; kills it after timeout."""
+    try:
+        proc.stdin.close()
+        proc.wait(timeout)
+    except (subprocess.TimeoutExpired, BrokenPipeError, OSError):
+        proc.kill()
+        proc.wait()
+
+
+# The app-server handshake: initialize (id 1), then, once answered, initialized.
+APP_INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                  "params": {"clientInfo": {"name": "helix-e2e", "version": "0"},
+                             "capabilities": {}}}
+APP_INITIALIZED = {"jsonrpc": "2.0", "method": "initialized"}
+
+
+def app_server(ws, api_key):
+    """`codex app-server` in the repository, its stderr appended to app-server.stderr."""
+    return stdio_peer([os.environ["CODEX_BIN"], "app-server"], ws.repo,
+                      dict(ws.env, FAKE_OPENAI_KEY=api_key),
+                      open(os.path.join(ws.root, "app-server.stderr"), "a"))
+
+
+def app_server_hooks(ws, timeout=60):
+    """The hooks `codex app-server` lists for the repository (JSON-RPC hooks/list):
+    [{key, eventName, command, currentHash, trustStatus, source, ...}]."""
+    proc, send = app_server(ws, "x")
 
     def wait_for(rid):
         deadline = time.time() + timeout
@@ -472,19 +457,13 @@ def app_server_hooks(ws, timeout=60):
         return None
 
     try:
-        send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-              "params": {"clientInfo": {"name": "helix-e2e", "version": "0"},
-                         "capabilities": {}}})
+        send(APP_INITIALIZE)
         wait_for(1)
-        send({"jsonrpc": "2.0", "method": "initialized"})
+        send(APP_INITIALIZED)
         send({"jsonrpc": "2.0", "id": 2, "method": "hooks/list", "params": {"cwds": [ws.repo]}})
         res = wait_for(2) or {}
     finally:
-        proc.stdin.close()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        end_stdio(proc)
     hooks = []
     for entry in (res.get("result") or {}).get("data") or []:
         hooks += entry.get("hooks") or []
@@ -538,20 +517,13 @@ def app_session(ws, fake, prompts, thread_params=None, timeout=120, trust=True,
                 write_trust(ws, trust_entries(path))
     before = len(ws.hook_calls())
     err_path = os.path.join(ws.root, "app-server.stderr")
-    proc = subprocess.Popen([os.environ["CODEX_BIN"], "app-server"], cwd=ws.repo,
-                            env=dict(ws.env, FAKE_OPENAI_KEY="sk-e2e-dummy"), text=True,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=open(err_path, "a"))
+    proc, send = app_server(ws, "sk-e2e-dummy")
     lines = queue.Queue()
     threading.Thread(target=lambda: [lines.put(l) for l in proc.stdout] + [lines.put(None)],
                      daemon=True).start()
     notes = []
     t0 = time.time()
     rc = 0
-
-    def send(msg):
-        proc.stdin.write(json.dumps(msg) + "\n")
-        proc.stdin.flush()
 
     def until(pred):
         while time.time() - t0 < timeout:
@@ -575,11 +547,9 @@ def app_session(ws, fake, prompts, thread_params=None, timeout=120, trust=True,
         return None
 
     try:
-        send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-              "params": {"clientInfo": {"name": "helix-e2e", "version": "0"},
-                         "capabilities": {}}})
+        send(APP_INITIALIZE)
         until(lambda m: m.get("id") == 1)
-        send({"jsonrpc": "2.0", "method": "initialized"})
+        send(APP_INITIALIZED)
         params = {"cwd": ws.repo, "approvalPolicy": "never", "sandbox": "danger-full-access"}
         params.update(thread_params or {})
         send({"jsonrpc": "2.0", "id": 2, "method": "thread/start", "params": params})
@@ -597,12 +567,7 @@ def app_session(ws, fake, prompts, thread_params=None, timeout=120, trust=True,
                     rc = "timeout"
                     break
     finally:
-        try:
-            proc.stdin.close()
-            proc.wait(10)
-        except (subprocess.TimeoutExpired, BrokenPipeError, OSError):
-            proc.kill()
-            proc.wait()
+        end_stdio(proc)
     with open(os.path.join(ws.root, "app-server.notifications.jsonl"), "a") as f:
         for n in notes:
             f.write(json.dumps(n) + "\n")

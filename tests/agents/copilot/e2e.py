@@ -21,36 +21,8 @@ import time
 
 import harness as h
 from harness import Fake, Workspace
-
-KB = "kb"  # the project name in .helix.toml; entry ids read `kb:<path>`
-
-ENTRIES = {  # as tests/claude-code/e2e.py
-    "db/pool-exhaustion.md": """---
-title: Connection pool exhausted in integration tests
-date: 2025-06-10
-tags: [postgres]
-sources: [src/db/pool.rs]
----
-Integration tests hang when max_connections is below the test thread count.
-Set DATABASE_MAX_CONNECTIONS=16 in CI.
-""",
-    "build/linker-openssl.md": """---
-title: Linker cannot find -lssl on fresh machines
-date: 2025-03-04
----
-cargo build fails with `cannot find -lssl` when libssl-dev is missing. Install libssl-dev
-(Debian) or openssl-devel (Fedora); the vendored feature is off on purpose.
-""",
-    "ci/cache-key.md": """---
-title: Cache key must include the toolchain
-date: 2025-01-20
-sources: [.github/workflows/ci.yml]
----
-Stale caches broke builds after a rustc bump; key the cache on rust-toolchain.toml.
-""",
-}
-POOL = f"{KB}:db/pool-exhaustion.md"
-LINKER = f"{KB}:build/linker-openssl.md"
+from helix_kb import LINKER, POOL, Checks, helix_on_path, sync, write_knowledge
+from helix_kb import PROJECT as KB
 
 FAILING = ("sh -c 'printf \"error: linking with cc failed\\n  = note: ld: cannot find -lssl\\n\" "
            ">&2; exit 1'")
@@ -75,27 +47,6 @@ MARK = {
 }
 
 
-class Checks:
-    def __init__(self, scenario):
-        self.scenario = scenario
-        self.passed = 0
-        self.failed = 0
-
-    def check(self, name, ok, detail=""):
-        if ok:
-            self.passed += 1
-        else:
-            self.failed += 1
-        detail = " ".join(str(detail).split())
-        print(f"{'PASS' if ok else 'FAIL'} {self.scenario}: {name}"
-              + (f" — {detail[:400]}" if detail else ""), flush=True)
-        return ok
-
-    def info(self, name, detail):
-        print(f"INFO {self.scenario}: {name} — {' '.join(str(detail).split())[:600]}",
-              flush=True)
-
-
 # ---------------------------------------------------------------------- the workspace
 
 class HelixWorkspace(Workspace):
@@ -107,33 +58,19 @@ class HelixWorkspace(Workspace):
         super().__init__(root)
         self.helix = helix
         self.bindir = os.path.join(self.root, "bin")
-        os.makedirs(self.bindir)
         self.trace = os.path.join(self.root, "helix-trace.log")
+        trace = None
         if os.environ.get("HELIX_E2E_TRACE") == "1":
             # A wrapper that logs each helix process's start and end (ms), pid and argv.
-            with open(os.path.join(self.bindir, "helix"), "w") as f:
-                f.write(f"""#!/bin/sh
+            trace = f"""#!/bin/sh
 echo "start $(date +%s%3N) $$ $*" >> '{self.trace}'
 '{helix}' "$@"
 rc=$?
 echo "end $(date +%s%3N) $$ $* rc=$rc" >> '{self.trace}'
 exit $rc
-""")
-            os.chmod(os.path.join(self.bindir, "helix"), 0o755)
-        else:
-            os.symlink(helix, os.path.join(self.bindir, "helix"))
-        self.env["PATH"] = self.bindir + ":" + self.env["PATH"]
-        self.env["HELIX_LOG"] = os.path.join(self.root, "helix-hooks.log")
-        # No background `helix sync` from the session-start hook (nothing to fetch here).
-        self.env["HELIX_SYNC_MAX_AGE"] = "off"
-        self.knowledge = os.path.join(self.root, "knowledge")
-        for rel, text in ENTRIES.items():
-            p = os.path.join(self.knowledge, rel)
-            os.makedirs(os.path.dirname(p), exist_ok=True)
-            with open(p, "w") as f:
-                f.write(text)
-        with open(os.path.join(self.repo, ".helix.toml"), "w") as f:
-            f.write(f'local = "{self.knowledge}"\nproject = "{KB}"\n')
+"""
+        helix_on_path(self.env, self.root, self.bindir, helix, script=trace)
+        self.knowledge = write_knowledge(self.root, self.repo)
 
     def helix_cmd(self, *args, check=True):
         return h.run(["helix", *args], self.env, self.repo, check=check)
@@ -155,7 +92,7 @@ def last_line(text):
 def setup(c, ws):
     """helix sync, the real installer, the trust a user's "remember this folder" records;
     `helix hooks status` before and after the trust."""
-    p = ws.helix_cmd("sync")
+    p = sync(ws.env, ws.repo)
     c.check("helix sync compiles the local knowledge directory", p.returncode == 0,
             last_line(out_of(p)))
     p = ws.helix_cmd("search", "connection", "pool")

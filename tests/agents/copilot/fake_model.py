@@ -29,16 +29,15 @@ Messages API; others with one JSON message. Python 3 standard library only. Prin
 it listens on to --port-file.
 """
 
-import argparse
 import json
 import os
 import re
 import sys
-import threading
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-LOCK = threading.Lock()
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from fake_http import LOCK, Handler, arguments, serve  # noqa: E402
+from fake_http import Script as BaseScript  # noqa: E402
 
 
 def text_of(content, results=True):
@@ -99,16 +98,9 @@ def resolve(name, body):
     return f"{server}-{tool}"
 
 
-class Script:
+class Script(BaseScript):
     def __init__(self, args):
-        with open(args.script, encoding="utf-8") as f:
-            script = json.load(f)
-        self.steps = script["steps"]
-        self.sub_steps = script.get("sub_steps") or []
-        self.main_marker = args.main_marker
-        self.sub_marker = args.sub_marker
-        self.final_text = args.final_text
-        self.sub_text = args.sub_text
+        super().__init__(args)
         self.errors_sent = set()
 
     def reply(self, body):
@@ -187,46 +179,11 @@ def sse_events(msg):
     yield "message_stop", {"type": "message_stop"}
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class MessagesHandler(Handler):
     server_version = "fake-anthropic/1"
-
-    def log_message(self, fmt, *args):  # quiet: the JSONL log is the record
-        pass
-
-    def record(self, body, raw_len, answer=None):
-        entry = {
-            "method": self.command,
-            "path": self.path,
-            "headers": {k.lower(): v for k, v in self.headers.items()
-                        if k.lower() in ("anthropic-beta", "anthropic-version", "user-agent",
-                                         "x-app", "content-type", "x-initiator",
-                                         "copilot-integration-id")},
-            "bytes": raw_len,
-            "body": body,
-        }
-        if answer is not None:
-            entry["answer"] = answer
-        with LOCK:
-            with open(self.server.log_path, "a", encoding="utf-8") as f:
-                f.write(json.dumps(entry) + "\n")
-
-    def send_json(self, status, obj):
-        data = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("request-id", "req_e2e_" + uuid.uuid4().hex[:16])
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def read_body(self):
-        n = int(self.headers.get("content-length") or 0)
-        raw = self.rfile.read(n) if n else b""
-        try:
-            return (json.loads(raw) if raw else None), len(raw)
-        except ValueError:
-            return {"_unparsed": raw[:2000].decode("utf-8", "replace")}, len(raw)
+    LOG_HEADERS = ("anthropic-beta", "anthropic-version", "user-agent", "x-app", "content-type",
+                   "x-initiator", "copilot-integration-id")
+    REQUEST_ID_HEADER = "request-id"
 
     def do_GET(self):
         self.record(None, 0)
@@ -266,40 +223,15 @@ class Handler(BaseHTTPRequestHandler):
         if not body.get("stream"):
             self.send_json(200, msg)
             return
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("cache-control", "no-cache")
-        self.send_header("request-id", "req_e2e_" + uuid.uuid4().hex[:16])
-        self.send_header("connection", "close")
-        self.end_headers()
-        for event, data in sse_events(msg):
-            self.wfile.write(f"event: {event}\ndata: {json.dumps(data)}\n\n".encode())
-        self.wfile.flush()
-        self.close_connection = True
+        self.send_sse(sse_events(msg))
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--script", required=True)
-    p.add_argument("--log", required=True)
-    p.add_argument("--port-file", required=True)
-    p.add_argument("--main-marker", default="HELIX-E2E-MAIN")
+    p = arguments(__doc__)
     p.add_argument("--sub-marker", default="HELIX-E2E-SUB")
-    p.add_argument("--final-text", default="All done.")
     p.add_argument("--sub-text", default="Subagent done.")
     args = p.parse_args()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    server.log_path = args.log
-    server.script = Script(args)
-    with open(args.port_file + ".tmp", "w") as f:
-        f.write(str(server.server_address[1]))
-    os.replace(args.port_file + ".tmp", args.port_file)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    return 0
+    return serve(MessagesHandler, args.log, args.port_file, script=Script(args))
 
 
 if __name__ == "__main__":

@@ -11,12 +11,17 @@ instead of unpacking ~235 MB into each run's XDG cache.
 import glob
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+COMMON = os.path.join(os.path.dirname(HERE), "common")
+sys.path.insert(0, COMMON)
+
+from fake_http import FakeServer  # noqa: E402
+from workspace import git_repo, read_jsonl, run, sandbox_env, write_json  # noqa: E402,F401
+
 MAIN = "HELIX-E2E-MAIN"
 SUB = "HELIX-E2E-SUB"
 PROMPT = f"{MAIN} Why do the integration tests hang on the connection pool?"
@@ -34,6 +39,12 @@ POOL_RS = "pub fn acquire_pooled_conn() -> Conn {\n    POOL.get().expect(\"pool\
 FAILING = ("printf 'error: linking with cc failed\\n  = note: ld: cannot find -lssl\\n' >&2; "
            "echo 'partial stdout before the failure'; exit 3")
 SUCCEEDING = "echo 'build ok: 3 crates compiled'"
+
+# The stand-in MCP server (../common/mcp_stub.py): its search result repeats the query; a
+# query holding FAIL gets an isError result.
+MCP_STUB = os.path.join(COMMON, "mcp_stub.py")
+MCP_RESULT = ("{marker} for {query}: kb:db/pool-exhaustion.md "
+              "Connection pool exhausted in integration tests")
 
 # The scripted model: read a file, run a failing and a succeeding shell command, call the
 # MCP tool (once fine, once failing), read a file that does not exist, start a subagent; then
@@ -54,13 +65,6 @@ STEPS = [
 ]
 
 
-def run(cmd, env, cwd, check=True, timeout=120):
-    p = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
-    if check and p.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}:\n{p.stdout}\n{p.stderr}")
-    return p
-
-
 class Workspace:
     """A temporary root with HOME, XDG dirs, TMPDIR and a git code repository holding
     src/db/pool.rs; logs of the stand-in, the hooks and the MCP server go in the root."""
@@ -69,45 +73,19 @@ class Workspace:
         self.root = os.path.realpath(root)
         self.home = os.path.join(self.root, "home")
         self.repo = os.path.join(self.root, "code")
-        for d in (self.home, self.repo, os.path.join(self.root, "tmp"),
-                  os.path.join(self.root, "run")):
-            os.makedirs(d, exist_ok=True)
-        os.chmod(os.path.join(self.root, "run"), 0o700)
+        os.makedirs(self.repo, exist_ok=True)
         self.hook_log = os.path.join(self.root, "hooks.jsonl")
         self.mcp_log = os.path.join(self.root, "mcp.jsonl")
         self.request_log = os.path.join(self.root, "requests.jsonl")
-        self.env = {
-            "PATH": "/usr/local/bin:/usr/bin:/bin",
-            "HOME": self.home,
-            "USER": "e2e",
-            "LANG": "C.UTF-8",
-            "TERM": "dumb",
-            "XDG_CONFIG_HOME": os.path.join(self.home, ".config"),
-            "XDG_CACHE_HOME": os.path.join(self.home, ".cache"),
-            "XDG_DATA_HOME": os.path.join(self.home, ".local", "share"),
-            "XDG_STATE_HOME": os.path.join(self.home, ".local", "state"),
-            "XDG_RUNTIME_DIR": os.path.join(self.root, "run"),
-            "TMPDIR": os.path.join(self.root, "tmp"),
-            "GIT_AUTHOR_NAME": "e2e", "GIT_AUTHOR_EMAIL": "e2e@helix.invalid",
-            "GIT_COMMITTER_NAME": "e2e", "GIT_COMMITTER_EMAIL": "e2e@helix.invalid",
-        }
+        self.env = sandbox_env(self.root, self.home)
         if os.environ.get("COPILOT_PKG_CACHE_HOME"):
             self.env["COPILOT_PKG_CACHE_HOME"] = os.environ["COPILOT_PKG_CACHE_HOME"]
-        os.makedirs(os.path.join(self.repo, "src", "db"))
-        with open(os.path.join(self.repo, "src", "db", "pool.rs"), "w") as f:
-            f.write(POOL_RS)
-        run(["git", "init", "-q", "-b", "main"], self.env, self.repo)
-        run(["git", "add", "-A"], self.env, self.repo)
-        run(["git", "commit", "-qm", "fixture"], self.env, self.repo)
+        git_repo(self.repo, {"src/db/pool.rs": POOL_RS}, self.env)
 
     # ------------------------------------------------------------------ configuration
 
     def write_json(self, path, doc):
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
-            json.dump(doc, f, indent=2)
-            f.write("\n")
-        return path
+        return write_json(path, doc)
 
     def probe_command(self, event, scope, mode="json"):
         return (f"{sys.executable} {os.path.join(HERE, 'probe_hook.py')} --log {self.hook_log} "
@@ -130,9 +108,12 @@ class Workspace:
     def user_hooks_file(self, doc, name="probe.json"):
         return self.write_json(os.path.join(self.home, ".copilot", "hooks", name), doc)
 
+    def mcp_args(self, tag):
+        """The stand-in MCP server's arguments; `tag` (last) names the instance in its log."""
+        return [MCP_STUB, "--log", self.mcp_log, "--result", MCP_RESULT, tag]
+
     def mcp_entry(self, tag="mcp"):
-        return {"type": "stdio", "command": sys.executable,
-                "args": [os.path.join(HERE, "mcp_server.py"), "--log", self.mcp_log, tag],
+        return {"type": "stdio", "command": sys.executable, "args": self.mcp_args(tag),
                 "tools": ["*"]}
 
     def workspace_mcp(self, path=".mcp.json", tag="workspace"):
@@ -174,22 +155,7 @@ class Workspace:
         return out
 
 
-def read_jsonl(path):
-    out = []
-    if not os.path.exists(path):
-        return out
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            line = line.strip()
-            if line:
-                try:
-                    out.append(json.loads(line))
-                except ValueError:
-                    out.append({"_unparsable": line[:500]})
-    return out
-
-
-class Fake:
+class Fake(FakeServer):
     """fake_model.py on a free loopback port, for one workspace."""
 
     def __init__(self, ws, steps=None, sub_steps=None, final_text="All done."):
@@ -199,26 +165,10 @@ class Fake:
         doc = json.loads(json.dumps(doc).replace("{repo}", ws.repo))
         with open(script, "w") as f:
             json.dump(doc, f, indent=1)
-        port_file = os.path.join(ws.root, "port")
-        self.proc = subprocess.Popen(
-            [sys.executable, os.path.join(HERE, "fake_model.py"), "--script", script,
-             "--log", ws.request_log, "--port-file", port_file, "--main-marker", MAIN,
-             "--sub-marker", SUB, "--final-text", final_text],
-            stdout=subprocess.DEVNULL, stderr=open(ws.request_log + ".stderr", "w"))
-        for _ in range(200):
-            if os.path.exists(port_file):
-                break
-            time.sleep(0.05)
-        with open(port_file) as f:
-            self.port = int(f.read())
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+        super().__init__(os.path.join(HERE, "fake_model.py"), ws.request_log,
+                         os.path.join(ws.root, "port"),
+                         ["--script", script, "--main-marker", MAIN, "--sub-marker", SUB,
+                          "--final-text", final_text], stop_wait=10)
 
 
 def copilot_env(ws, port, extra=None):

@@ -42,7 +42,7 @@ def sc_user(ws):
     --trust-folder."""
     ws.user_hooks_file(ws.probe_hooks("user"))
     p = h.run([os.environ["COPILOT_BIN"], "mcp", "add", "helix", "--", sys.executable,
-               os.path.join(h.HERE, "mcp_server.py"), "--log", ws.mcp_log, "user"],
+               *ws.mcp_args("user")],
               h.copilot_env(ws, 1), ws.repo, check=False)
     cfg = os.path.join(ws.home, ".copilot", "mcp-config.json")
     written = open(cfg).read() if os.path.exists(cfg) else None
@@ -415,9 +415,10 @@ def summarise(ws, opts, rc, err, out, secs):
     rep["session_event_types"] = sorted({e.get("type", "?") for e in sev})
     rep["hook_ends"] = [{k: v for k, v in e.get("data", {}).items() if k != "hookInvocationId"}
                         for e in sev if e.get("type") == "hook.end"]
-    rep["mcp_started"] = [m for m in ws.mcp_messages() if m.get("start")]
-    rep["mcp_calls"] = [m["in"] for m in ws.mcp_messages()
-                        if isinstance(m.get("in"), dict) and m["in"].get("method") == "tools/call"]
+    rep["mcp_started"] = [m for m in ws.mcp_messages() if m.get("started")]
+    rep["mcp_calls"] = [m["received"] for m in ws.mcp_messages()
+                        if isinstance(m.get("received"), dict)
+                        and m["received"].get("method") == "tools/call"]
     log = h.copilot_log_text(ws)
     rep["log_lines"] = [ln[:600] for ln in log.splitlines()
                         if re.match(r"\d{4}-\d\d-\d\dT", ln)

@@ -6,13 +6,12 @@
 #        PROBE=other.py run.sh ...                (another driver using harness.py)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
+. "$here/../common/lib.sh"
 
-version="${COPILOT_VERSION:-1.0.102}"
-prefix="${COPILOT_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/helix-e2e/copilot-$version}"
+pin COPILOT copilot 1.0.102   # sets version and prefix
 
-command -v python3 >/dev/null || { echo "run.sh: python3 is needed" >&2; exit 2; }
-command -v git >/dev/null || { echo "run.sh: git is needed" >&2; exit 2; }
-command -v node >/dev/null || { echo "run.sh: node is needed (the npm loader of copilot)" >&2; exit 2; }
+need python3 git
+command -v node >/dev/null || die "node is needed (the npm loader of copilot)"
 
 # The npm package is a small loader (npm-loader.js) that runs the platform package's native
 # binary (@github/copilot-linux-x64, ~235 MB); that binary unpacks its JavaScript and native
@@ -26,14 +25,7 @@ find_copilot() {
     fi
     return 1
 }
-if ! copilot="$(find_copilot)"; then
-    command -v npm >/dev/null || { echo "run.sh: npm is needed to install Copilot CLI" >&2; exit 2; }
-    echo "run.sh: installing @github/copilot@$version into $prefix" >&2
-    mkdir -p "$prefix"
-    npm install --prefix "$prefix" --no-audit --no-fund --no-save --loglevel=error \
-        "@github/copilot@$version" >&2
-    copilot="$(find_copilot)" || { echo "run.sh: no runnable copilot $version under $prefix" >&2; exit 2; }
-fi
+copilot="$(npm_client find_copilot "$prefix" @github/copilot "$version")"
 
 echo "copilot: $copilot ($(COPILOT_PKG_CACHE_HOME="$prefix/pkg-cache" HOME="$prefix" "$copilot" --version | head -1))"
 COPILOT_BIN="$copilot" COPILOT_PKG_CACHE_HOME="$prefix/pkg-cache" \

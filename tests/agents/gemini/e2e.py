@@ -33,35 +33,9 @@ import time
 import traceback
 
 import harness as h
+from helix_kb import (ENTRIES, LINKER, POOL, Checks, helix_on_path, install_helix, sync,
+                      write_knowledge)
 
-# The entries tests/claude-code/e2e.py uses.
-ENTRIES = {
-    "db/pool-exhaustion.md": """---
-title: Connection pool exhausted in integration tests
-date: 2025-06-10
-tags: [postgres]
-sources: [src/db/pool.rs]
----
-Integration tests hang when max_connections is below the test thread count.
-Set DATABASE_MAX_CONNECTIONS=16 in CI.
-""",
-    "build/linker-openssl.md": """---
-title: Linker cannot find -lssl on fresh machines
-date: 2025-03-04
----
-cargo build fails with `cannot find -lssl` when libssl-dev is missing. Install libssl-dev
-(Debian) or openssl-devel (Fedora); the vendored feature is off on purpose.
-""",
-    "ci/cache-key.md": """---
-title: Cache key must include the toolchain
-date: 2025-01-20
-sources: [.github/workflows/ci.yml]
----
-Stale caches broke builds after a rustc bump; key the cache on rust-toolchain.toml.
-""",
-}
-POOL = "kb:db/pool-exhaustion.md"
-LINKER = "kb:build/linker-openssl.md"
 FAILING = (r"""sh -c 'printf "error: linking with cc failed\n  = note: ld: cannot find -lssl\n" """
            r""">&2; exit 1'""")
 SEARCH_ARGS = {"query": "connection pool integration tests", "limit": 3}
@@ -80,25 +54,6 @@ def steps(repo):
                                     "description": "Run the failing build step"}}}],
         [{"functionCall": {"name": "@mcp:helix/search", "args": SEARCH_ARGS}}],
     ]
-
-
-class Checks:
-    def __init__(self):
-        self.passed = self.failed = 0
-
-    def check(self, name, ok, detail=""):
-        if ok:
-            self.passed += 1
-        else:
-            self.failed += 1
-        detail = " ".join(str(detail).split())
-        print(f"{'PASS' if ok else 'FAIL'} {name}{' — ' + detail if detail else ''}", flush=True)
-        return ok
-
-    @staticmethod
-    def info(name, detail=""):
-        detail = " ".join(str(detail).split())
-        print(f"INFO {name}{' — ' + detail if detail else ''}", flush=True)
 
 
 def cut(text, n=220):
@@ -127,19 +82,9 @@ exec {real} "$@"
 
 
 def setup(ws, c):
-    os.symlink(os.environ["HELIX_BIN"], os.path.join(ws.bindir, "helix"))
-    ws.env["HELIX_LOG"] = os.path.join(ws.root, "helix-hooks.log")
-    ws.env["HELIX_SYNC_MAX_AGE"] = "off"  # no background sync in the middle of a check
-
-    kb = os.path.join(ws.root, "knowledge")
-    for rel, text in ENTRIES.items():
-        p = os.path.join(kb, rel)
-        os.makedirs(os.path.dirname(p), exist_ok=True)
-        with open(p, "w") as f:
-            f.write(text)
-    with open(os.path.join(ws.repo, ".helix.toml"), "w") as f:
-        f.write(f'local = {json.dumps(kb)}\nproject = "kb"\n')
-    p = h.run(["helix", "sync"], ws.env, ws.repo)
+    helix_on_path(ws.env, ws.root, ws.bindir, os.environ["HELIX_BIN"])
+    write_knowledge(ws.root, ws.repo)
+    p = sync(ws.env, ws.repo)
     c.info("helix sync", p.stdout + p.stderr)
 
     ws.base_user_settings(trust="none")  # trusted below, after the first `hooks status`
@@ -190,11 +135,9 @@ def record_hooks(ws):
     which compare the `helix` on PATH with themselves and look for helix-net beside it)."""
     rec = os.path.join(ws.root, "hook-calls")
     os.makedirs(rec)
-    path = os.path.join(ws.bindir, "helix")
-    os.remove(path)
-    with open(path, "w") as f:
-        f.write(WRAPPER.format(rec=shlex.quote(rec), real=shlex.quote(os.environ["HELIX_BIN"])))
-    os.chmod(path, 0o755)
+    real = os.environ["HELIX_BIN"]
+    install_helix(ws.bindir, real,
+                  WRAPPER.format(rec=shlex.quote(rec), real=shlex.quote(real)))
     return rec
 
 
@@ -518,7 +461,7 @@ def main(argv):
         print("usage: e2e.sh (no arguments; KEEP=1 keeps the temp dir)")
         return 2
     t0 = time.time()
-    c = Checks()
+    c = Checks(limit=None, info_limit=None)  # details in full
     root = h.new_temp_root("helix-gemini-e2e-")
     try:
         ws = h.Workspace(root)

@@ -24,18 +24,15 @@ functionDeclarations give it (`mcp_<server>_<tool>` at Gemini CLI 0.61, `<tool>`
 Python 3 standard library only. Prints the port it listens on to --port-file.
 """
 
-import argparse
 import json
 import os
 import re
 import sys
-import threading
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-LOCK = threading.Lock()
-HEADERS = ("user-agent", "x-goog-api-client", "x-goog-api-key", "content-type",
-           "x-gemini-api-privileged-user-id")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "common"))
+from fake_http import Handler, arguments, serve  # noqa: E402
+from fake_http import Script as BaseScript  # noqa: E402
 
 
 def parts_text(parts):
@@ -97,13 +94,7 @@ def example_for(schema, depth=0):
     return "ok"
 
 
-class Script:
-    def __init__(self, args):
-        with open(args.script, encoding="utf-8") as f:
-            self.steps = json.load(f)["steps"]
-        self.main_marker = args.main_marker
-        self.final_text = args.final_text
-
+class Script(BaseScript):
     def reply(self, body):
         """The parts and finish reason answering one generateContent request."""
         contents = body.get("contents") or []
@@ -171,43 +162,12 @@ def response(parts, model):
     }
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class GeminiHandler(Handler):
     server_version = "fake-gemini/1"
-
-    def log_message(self, fmt, *args):  # quiet: the JSONL log is the record
-        pass
-
-    def record(self, body, raw_len, kind=None, reply=None):
-        entry = {
-            "method": self.command,
-            "path": self.path,
-            "headers": {k.lower(): v for k, v in self.headers.items() if k.lower() in HEADERS},
-            "bytes": raw_len,
-            "kind": kind,
-            "body": body,
-        }
-        if reply is not None:
-            entry["reply"] = reply
-        with LOCK:
-            with open(self.server.log_path, "a", encoding="utf-8") as f:
-                f.write(json.dumps(entry) + "\n")
-
-    def send_json(self, status, obj):
-        data = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("content-type", "application/json; charset=UTF-8")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def read_body(self):
-        n = int(self.headers.get("content-length") or 0)
-        raw = self.rfile.read(n) if n else b""
-        try:
-            return (json.loads(raw) if raw else None), len(raw)
-        except ValueError:
-            return {"_unparsed": raw[:2000].decode("utf-8", "replace")}, len(raw)
+    LOG_HEADERS = ("user-agent", "x-goog-api-client", "x-goog-api-key", "content-type",
+                   "x-gemini-api-privileged-user-id")
+    JSON_TYPE = "application/json; charset=UTF-8"
+    SSE_EOL = "\r\n"
 
     def do_GET(self):
         self.record(None, 0)
@@ -227,17 +187,17 @@ class Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0]
         m = re.fullmatch(r"/v1(?:beta|alpha)?/models/([^/:]+):([A-Za-z]+)", path)
         if not m or not isinstance(body, dict):
-            self.record(body, n, "unknown")
+            self.record(body, n, kind="unknown")
             self.send_json(404, {"error": {"code": 404, "message": f"no {path} here",
                                            "status": "NOT_FOUND"}})
             return
         model, method = m.groups()
         if method == "countTokens":
-            self.record(body, n, "countTokens")
+            self.record(body, n, kind="countTokens")
             self.send_json(200, {"totalTokens": 100})
             return
         if method in ("embedContent", "batchEmbedContents"):
-            self.record(body, n, method)
+            self.record(body, n, kind=method)
             vec = {"values": [0.0] * 8}
             if method == "embedContent":
                 self.send_json(200, {"embedding": vec})
@@ -245,46 +205,22 @@ class Handler(BaseHTTPRequestHandler):
                 self.send_json(200, {"embeddings": [vec for _ in body.get("requests") or []]})
             return
         if method not in ("generateContent", "streamGenerateContent"):
-            self.record(body, n, "unknown")
+            self.record(body, n, kind="unknown")
             self.send_json(404, {"error": {"code": 404, "message": f"no {method} here",
                                            "status": "NOT_FOUND"}})
             return
         parts, kind = self.server.script.reply(body)
-        self.record(body, n, kind, reply=parts)
+        self.record(body, n, kind=kind, reply=parts)
         resp = response(parts, model)
         if method == "generateContent":
             self.send_json(200, resp)
             return
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("cache-control", "no-cache")
-        self.send_header("connection", "close")
-        self.end_headers()
-        self.wfile.write(f"data: {json.dumps(resp)}\r\n\r\n".encode())
-        self.wfile.flush()
-        self.close_connection = True
+        self.send_sse([(None, resp)])
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--script", required=True)
-    p.add_argument("--log", required=True)
-    p.add_argument("--port-file", required=True)
-    p.add_argument("--main-marker", default="HELIX-E2E-MAIN")
-    p.add_argument("--final-text", default="All done.")
-    args = p.parse_args()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    server.log_path = args.log
-    server.script = Script(args)
-    with open(args.port_file + ".tmp", "w") as f:
-        f.write(str(server.server_address[1]))
-    os.replace(args.port_file + ".tmp", args.port_file)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    return 0
+    args = arguments(__doc__).parse_args()
+    return serve(GeminiHandler, args.log, args.port_file, script=Script(args))
 
 
 if __name__ == "__main__":

@@ -17,6 +17,12 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+COMMON = os.path.join(os.path.dirname(HERE), "common")
+sys.path.insert(0, COMMON)
+
+from fake_http import FakeServer  # noqa: E402
+from workspace import git_repo, read_jsonl, run, sandbox_env, write_json  # noqa: E402,F401
+
 MAIN = "HELIX-E2E-MAIN"
 PROMPT = f"{MAIN} Why do the integration tests hang on the connection pool?"
 MODEL = "gemini-2.5-flash"
@@ -27,6 +33,7 @@ FAILING = ("printf 'error: linking with cc failed\\n  = note: ld: cannot find -l
            " exit 1")
 SUCCEEDING = "echo SHELL-OK-MARKER; ls src/db"
 POOL_RS = "pub fn acquire_pooled_conn() -> Conn {\n    POOL.get().expect(\"pool\")\n}\n"
+MCP_STUB = os.path.join(COMMON, "mcp_stub.py")  # the stand-in MCP server
 
 
 def default_steps(repo):
@@ -49,27 +56,12 @@ def default_steps(repo):
     ]
 
 
-def run(cmd, env, cwd, check=True, timeout=120):
-    p = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True,
-                       stdin=subprocess.DEVNULL, timeout=timeout)
-    if check and p.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} exited {p.returncode}:\n{p.stdout}\n{p.stderr}")
-    return p
-
-
 def read_json(path, default=None):
     try:
         with open(path, encoding="utf-8") as f:
             return json.load(f)
     except FileNotFoundError:
         return default
-
-
-def write_json(path, doc):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        json.dump(doc, f, indent=2)
-        f.write("\n")
 
 
 def merge(base, extra):
@@ -82,19 +74,6 @@ def merge(base, extra):
     return base
 
 
-def read_jsonl(path):
-    out = []
-    try:
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                line = line.strip()
-                if line:
-                    out.append(json.loads(line))
-    except FileNotFoundError:
-        pass
-    return out
-
-
 class Workspace:
     """A temporary HOME with its XDG dirs and a git repository `repo` holding src/db/pool.rs.
     Nothing of the caller's environment leaks in but PATH's system part."""
@@ -104,34 +83,11 @@ class Workspace:
         self.home = os.path.join(root, "home")
         self.repo = os.path.join(root, "repo")
         self.bindir = os.path.join(root, "bin")
-        for d in (self.home, self.repo, self.bindir, os.path.join(root, "tmp"),
-                  os.path.join(root, "run")):
-            os.makedirs(d, exist_ok=True)
-        os.chmod(os.path.join(root, "run"), 0o700)
-        self.env = {
-            "PATH": self.bindir + ":/usr/local/bin:/usr/bin:/bin",
-            "HOME": self.home,
-            "USER": "e2e",
-            "LANG": "C.UTF-8",
-            "TERM": "dumb",
-            "XDG_CONFIG_HOME": os.path.join(self.home, ".config"),
-            "XDG_CACHE_HOME": os.path.join(self.home, ".cache"),
-            "XDG_DATA_HOME": os.path.join(self.home, ".local", "share"),
-            "XDG_STATE_HOME": os.path.join(self.home, ".local", "state"),
-            "XDG_RUNTIME_DIR": os.path.join(root, "run"),
-            "TMPDIR": os.path.join(root, "tmp"),
-            "GIT_AUTHOR_NAME": "e2e", "GIT_AUTHOR_EMAIL": "e2e@helix.invalid",
-            "GIT_COMMITTER_NAME": "e2e", "GIT_COMMITTER_EMAIL": "e2e@helix.invalid",
-            # No telemetry, update checks or IDE discovery in a test.
-            "GEMINI_TELEMETRY_ENABLED": "false",
-            "NO_BROWSER": "1",
-        }
-        os.makedirs(os.path.join(self.repo, "src", "db"))
-        with open(os.path.join(self.repo, "src", "db", "pool.rs"), "w") as f:
-            f.write(POOL_RS)
-        run(["git", "init", "-q", "-b", "main"], self.env, self.repo)
-        run(["git", "add", "-A"], self.env, self.repo)
-        run(["git", "commit", "-qm", "fixture"], self.env, self.repo)
+        os.makedirs(self.repo, exist_ok=True)
+        self.env = dict(sandbox_env(root, self.home, self.bindir),
+                        # No telemetry, update checks or IDE discovery in a test.
+                        GEMINI_TELEMETRY_ENABLED="false", NO_BROWSER="1")
+        git_repo(self.repo, {"src/db/pool.rs": POOL_RS}, self.env)
         self.extra_args = []
 
     # -- settings
@@ -190,35 +146,28 @@ class Workspace:
     def scrub(self, obj):
         """`obj` with this workspace's temporary paths replaced by stable placeholders:
         the code repository becomes /path/to/code, HOME /path/to/home, the temp root
-        /path/to/tmp, this directory /path/to/harness."""
+        /path/to/tmp, this directory and ../common (the MCP stub's) /path/to/harness."""
         text = json.dumps(obj)
         for real, placeholder in ((self.repo, "/path/to/code"), (self.home, "/path/to/home"),
-                                  (self.root, "/path/to/tmp"), (HERE, "/path/to/harness")):
+                                  (self.root, "/path/to/tmp"), (HERE, "/path/to/harness"),
+                                  (COMMON, "/path/to/harness")):
             text = text.replace(real, placeholder)
             text = text.replace(json.dumps(real)[1:-1], placeholder)
         return json.loads(text)
 
 
-class Fake:
+class Fake(FakeServer):
     """fake_gemini.py on a free loopback port, answering `steps` to the main conversation."""
 
     def __init__(self, ws, steps, final_text="All done.", name="fake"):
         self.ws = ws
         self.script = os.path.join(ws.root, f"{name}-script.json")
         write_json(self.script, {"steps": steps})
-        self.log = os.path.join(ws.root, f"{name}-requests.jsonl")
-        port_file = os.path.join(ws.root, f"{name}.port")
-        self.proc = subprocess.Popen(
-            [sys.executable, os.path.join(HERE, "fake_gemini.py"), "--script", self.script,
-             "--log", self.log, "--port-file", port_file, "--main-marker", MAIN,
-             "--final-text", final_text],
-            stdout=subprocess.DEVNULL, stderr=open(self.log + ".stderr", "w"))
-        for _ in range(200):
-            if os.path.exists(port_file):
-                break
-            time.sleep(0.05)
-        with open(port_file) as f:
-            self.port = int(f.read())
+        super().__init__(os.path.join(HERE, "fake_gemini.py"),
+                         os.path.join(ws.root, f"{name}-requests.jsonl"),
+                         os.path.join(ws.root, f"{name}.port"),
+                         ["--script", self.script, "--main-marker", MAIN,
+                          "--final-text", final_text])
 
     @property
     def base_url(self):
@@ -226,14 +175,6 @@ class Fake:
 
     def requests(self):
         return read_jsonl(self.log)
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
 
 
 class Result:

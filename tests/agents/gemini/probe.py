@@ -26,7 +26,7 @@ import harness as h
 
 HERE = h.HERE
 PROBE = os.path.join(HERE, "probe_hook.py")
-MCP = os.path.join(HERE, "mcp_stub.py")
+MCP = h.MCP_STUB
 
 
 # ---------------------------------------------------------------- setup helpers
