@@ -84,6 +84,12 @@ pub struct Config {
     /// bases that patches to the current one start from.
     #[serde(default = "default_keep")]
     pub keep_artifacts: usize,
+    /// Serve the web view (`/`, `/p/…`): pages to browse, search, read and review.
+    #[serde(default = "default_true")]
+    pub web: bool,
+    /// How long a browser session of the web view lasts after sign-in, hours.
+    #[serde(default = "default_session_hours")]
+    pub session_hours: u64,
     #[serde(default)]
     pub projects: Vec<ProjectConfig>,
 }
@@ -168,6 +174,11 @@ pub struct ForgeConfig {
     /// Label put on every request.
     #[serde(default = "default_label")]
     pub label: String,
+    /// Base URL of the forge's web pages, for the web view's "edit" links; default: derived
+    /// from `api` (`https://github.com`, `https://gitlab.com`, or `api` without `/api/v3`
+    /// or `/api/v4` on a self-hosted forge).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub web: Option<String>,
 }
 
 fn default_label() -> String {
@@ -187,7 +198,47 @@ impl ForgeConfig {
         base.trim_end_matches('/').to_string()
     }
 
+    /// The forge page that edits `path` (a repository path) on `branch`; `None` for a GitLab
+    /// project named by numeric id (its web path is unknown).
+    pub fn edit_url(&self, branch: &str, path: &str) -> Option<String> {
+        let web = match &self.web {
+            Some(w) => w.trim_end_matches('/').to_string(),
+            None => {
+                let api = self.api_base();
+                match api.as_str() {
+                    "https://api.github.com" => "https://github.com".into(),
+                    _ => api
+                        .strip_suffix("/api/v3")
+                        .or_else(|| api.strip_suffix("/api/v4"))
+                        .unwrap_or(&api)
+                        .to_string(),
+                }
+            }
+        };
+        let repo = self.repository.trim().trim_matches('/');
+        let enc = |s: &str| -> String {
+            s.bytes()
+                .map(|b| match b {
+                    b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
+                        (b as char).to_string()
+                    }
+                    _ => format!("%{b:02X}"),
+                })
+                .collect()
+        };
+        match self.kind {
+            ForgeKind::Github => Some(format!("{web}/{repo}/edit/{}/{}", enc(branch), enc(path))),
+            ForgeKind::Gitlab if repo.bytes().all(|b| b.is_ascii_digit()) => None,
+            ForgeKind::Gitlab => Some(format!("{web}/{repo}/-/edit/{}/{}", enc(branch), enc(path))),
+        }
+    }
+
     fn check(&self) -> Result<(), String> {
+        if let Some(web) = &self.web
+            && !(web.starts_with("https://") || web.starts_with("http://"))
+        {
+            return Err(format!("forge: web {web:?} is not an http(s) URL"));
+        }
         if self.token_env.is_some() == self.token_file.is_some() {
             return Err("forge: set exactly one of token_env and token_file".into());
         }
@@ -244,6 +295,12 @@ fn default_max_connections() -> usize {
 fn default_keep() -> usize {
     10
 }
+fn default_true() -> bool {
+    true
+}
+fn default_session_hours() -> u64 {
+    12
+}
 fn default_branch() -> String {
     "main".into()
 }
@@ -264,6 +321,8 @@ impl Config {
             header_timeout_secs: default_header_timeout(),
             max_connections: default_max_connections(),
             keep_artifacts: default_keep(),
+            web: true,
+            session_hours: default_session_hours(),
             projects: vec![ProjectConfig {
                 name: "default".into(),
                 upstream: None,
@@ -303,6 +362,12 @@ impl Config {
 
     /// The rules the file's shape does not say; the reason of the first one broken.
     fn check(&self) -> Result<(), String> {
+        if !(1..=24 * 90).contains(&self.session_hours) {
+            return Err(format!(
+                "session_hours = {} must be 1 to 2160 (90 days)",
+                self.session_hours
+            ));
+        }
         let mut seen = std::collections::BTreeSet::new();
         for p in &self.projects {
             if !valid_project_name(&p.name) {

@@ -106,7 +106,9 @@ impl From<ProposalError> for AppError {
                 let inner = AppError::from(error.clone());
                 return AppError::new(inner.status, inner.code, e.to_string());
             }
-            ProposalError::Upstream(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+            ProposalError::Upstream(_) | ProposalError::Worker(_) => {
+                (StatusCode::SERVICE_UNAVAILABLE, "unavailable")
+            }
             ProposalError::Repository(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         };
         AppError::new(status, code, e.to_string())

@@ -7,6 +7,7 @@ pub mod error;
 pub mod forge;
 pub mod git;
 pub mod http;
+pub mod knowledge;
 pub mod listen;
 pub mod metrics;
 pub mod project;
@@ -14,6 +15,7 @@ pub mod state;
 pub mod store;
 pub mod sys;
 pub mod transfer;
+pub mod web;
 
 use std::future::Future;
 

@@ -108,8 +108,11 @@ impl AppState {
         if new.max_body_bytes != old.max_body_bytes
             || new.request_timeout_secs != old.request_timeout_secs
             || new.keep_artifacts != old.keep_artifacts
+            || new.web != old.web
+            || new.session_hours != old.session_hours
         {
-            warnings.push("limits and keep_artifacts apply after a restart".into());
+            warnings
+                .push("limits, keep_artifacts, web and session_hours apply after a restart".into());
         }
         *write(&self.access) = Arc::new(new);
         warnings

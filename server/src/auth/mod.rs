@@ -1,6 +1,7 @@
 //! Who is asking: bearer tokens looked up in constant time, scope checks, and webhook
 //! signatures (GitHub's HMAC, GitLab's token); creating tokens is [`tokens`].
 
+pub mod session;
 pub mod tokens;
 
 use hmac::{Hmac, Mac};
@@ -51,14 +52,19 @@ pub enum AuthFailure {
 /// Finds the token among every project's tokens. Every stored hash is compared, in
 /// constant time, so timing does not reveal which (or whether a) token matched.
 pub fn lookup(config: &Config, token: &str) -> Option<Principal> {
-    let presented = Sha256::digest(token.as_bytes());
+    lookup_digest(config, &Sha256::digest(token.as_bytes()))
+}
+
+/// [`lookup`] by the token's sha256, as the config stores it (a browser session keeps only
+/// that).
+pub fn lookup_digest(config: &Config, digest: &[u8]) -> Option<Principal> {
     let mut found = None;
     for p in &config.projects {
         for t in &p.tokens {
             let Ok(stored) = hex::decode(&t.sha256) else {
                 continue;
             };
-            if bool::from(stored.as_slice().ct_eq(presented.as_slice())) && found.is_none() {
+            if bool::from(stored.as_slice().ct_eq(digest)) && found.is_none() {
                 found = Some(Principal::Token {
                     project: p.name.clone(),
                     name: t.name.clone(),

@@ -1,8 +1,12 @@
 //! Git with gix: the project's bare repository, its branch tip, compare-and-swap commits
-//! and history; reading trees is `tree.rs`, talking to the upstream (`git` program) `remote.rs`.
+//! and history; reading trees is `tree.rs`, a file's history for its page `history.rs`,
+//! talking to the upstream (`git` program) `remote.rs`.
 
+mod history;
 mod remote;
 mod tree;
+
+pub use history::{Change, ChangeKind, History, Limits, SUMMARY_CHARS, file_history};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -3,8 +3,9 @@
 //!
 //! This module wires the routes and layers and answers health, metrics and unknown routes;
 //! the handlers live in one module per concern: `caller` (who is asking), `index` (the
-//! project list, the index download and status), `write` (entries and proposals) and
-//! `refresh` (refresh and webhooks).
+//! project list, the index download and status), `read` (search and one entry), `write`
+//! (entries and proposals) and `refresh` (refresh and webhooks). The web view's pages are
+//! `crate::web`, merged in here.
 
 use std::time::Duration;
 
@@ -13,13 +14,14 @@ use axum::extract::{DefaultBodyLimit, MatchedPath, Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post, put};
+use axum::routing::{get, post};
 
 use crate::error::AppError;
 use crate::state::AppState;
 
 mod caller;
 mod index;
+mod read;
 mod refresh;
 #[cfg(test)]
 mod tests;
@@ -27,9 +29,11 @@ mod write;
 
 pub use caller::Caller;
 pub use index::{INDEX_CONTENT_TYPE, PROPOSALS_HEADER};
+pub use read::MAX_LIMIT;
 pub use refresh::WEBHOOK_BODY_LIMIT;
 
 use index::{get_index, get_status, list_projects};
+use read::{get_entry, search};
 use refresh::refresh;
 use write::{
     approve_proposal, get_proposal, list_proposals, post_entry, put_entry, reject_proposal,
@@ -40,12 +44,19 @@ use write::{
 pub fn app(state: AppState) -> Router {
     let limit = state.config.max_body_bytes;
     let timeout = Duration::from_secs(state.config.request_timeout_secs);
+    let pages = if state.config.web {
+        crate::web::routes(state.clone())
+    } else {
+        Router::new()
+    };
     Router::new()
+        .merge(pages)
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics))
         .route("/v1/projects", get(list_projects))
         .route("/v1/projects/{project}/index", get(get_index))
         .route("/v1/projects/{project}/status", get(get_status))
+        .route("/v1/projects/{project}/search", get(search))
         .route("/v1/projects/{project}/entries", post(post_entry))
         .route("/v1/projects/{project}/proposals", get(list_proposals))
         .route(
@@ -61,7 +72,10 @@ pub fn app(state: AppState) -> Router {
             "/v1/projects/{project}/proposals/{id}/reject",
             post(reject_proposal),
         )
-        .route("/v1/projects/{project}/entries/{*id}", put(put_entry))
+        .route(
+            "/v1/projects/{project}/entries/{*id}",
+            get(get_entry).put(put_entry),
+        )
         // GitHub push payloads can be far larger than an entry.
         .route(
             "/v1/projects/{project}/refresh",

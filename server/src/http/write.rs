@@ -18,8 +18,7 @@ use crate::auth::Principal;
 use crate::config::Scope;
 use crate::error::AppError;
 use crate::project::{
-    EditTarget, Job, JobError, Project, ProposalError, ProposalJob, ProposalOp, WriteError,
-    WriteJob,
+    EditTarget, Job, JobError, Project, ProposalError, ProposalOp, WriteError, WriteJob,
 };
 use crate::state::AppState;
 
@@ -159,8 +158,10 @@ pub(super) async fn post_entry(
     let reject = rejecter(&state, &project);
     let (body, key) = write_request(&state, &headers, body).map_err(reject)?;
     let entry: NewEntry = parse_json(&body).map_err(reject)?;
-    helix_index_format::validate_new_entry(&entry)
-        .map_err(|e| reject(WriteError::from(e).into()))?;
+    helix_index_format::validate_new_entry(&entry).map_err(|e| {
+        p.refused(who.author(), &e);
+        reject(WriteError::from(e).into())
+    })?;
     let reply = submit(&p, key, &who, entry, None).await?;
     let status = if reply.created {
         StatusCode::CREATED
@@ -172,9 +173,7 @@ pub(super) async fn post_entry(
 
 /// Sends a proposal job to the project's worker and waits for its answer.
 async fn proposal_job(p: &Project, op: ProposalOp) -> Result<Vec<ProposalInfo>, AppError> {
-    let (tx, rx) = oneshot::channel();
-    p.send(Job::Proposal(ProposalJob { op, reply: tx }))?;
-    Ok(rx.await.map_err(|_| JobError::Unanswered)??)
+    Ok(p.ask(op).await?)
 }
 
 /// A proposal id from the path: unknown unless it is one (digits).
@@ -312,8 +311,10 @@ pub(super) async fn put_entry(
             edit.base
         ))));
     }
-    let parsed = helix_index_format::validate_edit(&id, &edit.content)
-        .map_err(|e| reject(WriteError::from(e).into()))?;
+    let parsed = helix_index_format::validate_edit(&id, &edit.content).map_err(|e| {
+        p.refused(who.author(), &e);
+        reject(WriteError::from(e).into())
+    })?;
     let target = EditTarget {
         id,
         base: base.to_ascii_lowercase(),

@@ -10,7 +10,7 @@ use helix_index_format::{BuildError, BuildInfo, Census, Diagnostic, FileKind, Ro
 use super::lane::{Cached, Lane};
 use crate::git::GitError;
 use crate::store::{ArtifactInfo, DiagnosticInfo, Findings, StoreError};
-use crate::sys::write;
+use crate::sys::{lock, write};
 
 /// Why a refresh or a compile failed.
 #[derive(Debug, thiserror::Error)]
@@ -27,6 +27,16 @@ pub(super) enum IngestError {
 }
 
 impl Lane<'_> {
+    /// Records how the last compile went, for the health page: an error, or none. A failed
+    /// fetch is not a compile error (the fetch status has it).
+    pub(super) fn note_compile(&self, error: Option<&IngestError>) {
+        if matches!(error, Some(IngestError::Fetch(_))) {
+            return;
+        }
+        lock(&self.project.fetch).compile_error =
+            error.map(|e| (crate::sys::now_secs(), e.to_string()));
+    }
+
     /// Compiles the branch tip if it is new, after the worker's fetch (`started` before it);
     /// when that fetch failed (`fetch_failed`), whatever the local branch holds is still
     /// compiled and served, and the caller (a refresh that waits) hears of the failure.

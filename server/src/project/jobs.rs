@@ -82,6 +82,9 @@ pub enum ProposalError {
     NotReviewed,
     #[error("the project does not share its proposals (show_proposals is off)")]
     NotShared,
+    /// The worker did not take or answer the job.
+    #[error(transparent)]
+    Worker(#[from] JobError),
     #[error(transparent)]
     Repository(Arc<GitError>),
 }

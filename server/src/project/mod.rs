@@ -9,6 +9,7 @@ mod jobs;
 mod lane;
 mod placement;
 mod proposals;
+mod refusals;
 mod review;
 mod worker;
 mod write;
@@ -18,6 +19,7 @@ use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex, RwLock};
 
 use helix_index_format::Census;
+use helix_index_format::wire::ProposalInfo;
 
 use crate::config::ProjectConfig;
 use crate::git::{GitError, Repo};
@@ -30,6 +32,7 @@ pub use jobs::{
     WriteJob, WriteReply,
 };
 use placement::Group;
+pub use refusals::{KindCount, Refusal, Refusals};
 use worker::Worker;
 
 mod embedded {
@@ -68,11 +71,13 @@ pub enum PinError {
     Store(#[from] StoreError),
 }
 
-/// Last fetch time and error, for `/status`.
+/// Last fetch time and error, for `/status`, and the last compile error (when and what;
+/// cleared by a good compile), for the health page.
 #[derive(Debug, Clone, Default)]
 pub struct FetchStatus {
     pub at: Option<i64>,
     pub error: Option<String>,
+    pub compile_error: Option<(i64, String)>,
 }
 
 /// Shared, read-mostly state of a project.
@@ -80,6 +85,9 @@ pub struct FetchStatus {
 pub struct Project {
     pub cfg: ProjectConfig,
     pub dir: PathBuf,
+    /// The bare repository its worker keeps (shared by the projects of one upstream):
+    /// readers other than the worker open it read-only (the web view's histories).
+    pub repo: PathBuf,
     current: RwLock<Option<Arc<Served>>>,
     pointer: RwLock<Pointer>,
     fetch: Mutex<FetchStatus>,
@@ -92,6 +100,8 @@ pub struct Project {
     /// Review mode: the proposals (decided by the worker; the forge outcome is recorded by
     /// the handler that opened the request).
     proposals: Arc<Mutex<proposals::Book>>,
+    /// Writes refused for holding a credential (the health page).
+    refusals: Mutex<refusals::Book>,
 }
 
 /// Opens (or creates) a group's bare repository; seeds the embedded examples into an empty
@@ -157,6 +167,7 @@ fn start_group(
         let store = ArtifactStore::new(&dir, keep)?;
         let (current, pointer) = store.last_good();
         let book = proposals::Book::open(dir.join("proposals.json"));
+        let refused = refusals::Book::open(dir.join("refusals.json"));
         if let Some(c) = &current {
             tracing::info!(project = %cfg.name, commit = %c.info.commit, generation = c.info.generation, "serving last good artifact");
             metrics.artifact(&cfg.name, c.info.bytes, c.info.entries, c.info.generation);
@@ -164,6 +175,7 @@ fn start_group(
         projects.push(Arc::new(Project {
             cfg: cfg.clone(),
             dir,
+            repo: group.path.clone(),
             current: RwLock::new(current),
             pointer: RwLock::new(pointer),
             fetch: Mutex::new(FetchStatus::default()),
@@ -171,6 +183,7 @@ fn start_group(
             lane,
             tx: Mutex::new(Some(tx.clone())),
             worker: worker.clone(),
+            refusals: Mutex::new(refused),
             proposals: Arc::new(Mutex::new(book)),
         }));
     }
@@ -225,6 +238,32 @@ impl Project {
         .with_skipped_keys(ptr.skipped.iter().map(|(k, n)| (k.as_str(), *n)))
     }
 
+    /// Counts a write refused because `e` found a credential in it (other errors are not
+    /// counted here); `by` is the token's name.
+    pub fn refused(&self, by: &str, e: &helix_index_format::ValidationError) {
+        if let helix_index_format::ValidationError::Secret {
+            field,
+            line,
+            provider,
+            kind,
+        } = e
+        {
+            lock(&self.refusals).record(Refusal {
+                at: crate::sys::now_secs(),
+                by: by.to_string(),
+                field: field.clone(),
+                line: *line,
+                provider: provider.to_string(),
+                kind: kind.to_string(),
+            });
+        }
+    }
+
+    /// The writes refused for holding a credential.
+    pub fn refusals(&self) -> Refusals {
+        lock(&self.refusals).refusals.clone()
+    }
+
     /// Records what the forge answered when a pull/merge request was opened for proposal `id`.
     pub fn set_forge_outcome(&self, id: &str, outcome: helix_index_format::wire::ForgeOutcome) {
         lock(&self.proposals).set_forge(id, outcome);
@@ -270,6 +309,28 @@ impl Project {
     /// Reads a kept artifact from disk, checked against its content hash.
     pub fn load(&self, info: &ArtifactInfo) -> Result<Served, StoreError> {
         self.store.load(info)
+    }
+
+    /// Asks the worker about proposals (list, get, approve, reject) and waits for its answer.
+    pub async fn ask(&self, op: ProposalOp) -> Result<Vec<ProposalInfo>, ProposalError> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.send(Job::Proposal(ProposalJob { op, reply: tx }))?;
+        rx.await.map_err(|_| JobError::Unanswered)?
+    }
+
+    /// The proposals with their entries, newest first: the open ones, or every one kept
+    /// with `all`. Read from the book, without queueing behind the worker's git work.
+    pub fn proposals(&self, all: bool) -> Vec<ProposalInfo> {
+        let mut list: Vec<ProposalInfo> = lock(&self.proposals)
+            .all()
+            .filter(|r| all || r.info.state == helix_index_format::wire::ProposalState::Open)
+            .map(|r| ProposalInfo {
+                entry: Some(r.entry.clone()),
+                ..r.info.clone()
+            })
+            .collect();
+        list.reverse();
+        list
     }
 
     /// Queues a job for the worker.

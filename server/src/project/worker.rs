@@ -127,7 +127,9 @@ impl Worker {
                 if moved.contains(&self.lanes[i].project.cfg.branch) {
                     self.guarded(i, "ingest", |l| {
                         let tip = l.tip().ok().flatten();
-                        if let Err(e) = l.ingest(tip, Instant::now()) {
+                        let r = l.ingest(tip, Instant::now());
+                        l.note_compile(r.as_ref().err());
+                        if let Err(e) = r {
                             tracing::error!(project = %l.name(), error = %e, "compile failed");
                         }
                     });
@@ -141,9 +143,9 @@ impl Worker {
                 for i in 0..n {
                     let mut result = Err("refresh failed".to_string());
                     self.guarded(i, "refresh", |l| {
-                        result = l
-                            .refresh(started, fetched.as_ref().err())
-                            .map_err(|e| e.to_string());
+                        let r = l.refresh(started, fetched.as_ref().err());
+                        l.note_compile(r.as_ref().err());
+                        result = r.map_err(|e| e.to_string());
                     });
                     results.push(result);
                 }
