@@ -5,6 +5,9 @@
 //! Only std: every test crate can depend on it without pulling anything into the builds
 //! it tests.
 
+mod exchange;
+pub use exchange::{Answer, exchange, form};
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -275,6 +278,8 @@ pub fn listen_url(child: &mut Child, within: Duration, what: &str) -> String {
 
 /// `METHOD path` on `base` (`http://host:port`) over a fresh connection (`Connection:
 /// close`), with a JSON body and an optional bearer token: status and body (de-chunked).
+/// The body ends at its `Content-Length` when there is one (chromedriver keeps the
+/// connection open despite `Connection: close`), else when the server closes.
 /// `None` when the connection fails or the answer is not HTTP.
 pub fn http_request(
     base: &str,
@@ -298,7 +303,15 @@ pub fn http_request(
     s.write_all(head.as_bytes()).ok()?;
     s.write_all(body).ok()?;
     let mut buf = Vec::new();
-    s.read_to_end(&mut buf).ok()?;
+    let mut chunk = [0u8; 16 * 1024];
+    while !content_length_reached(&mut buf) {
+        match s.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
     let end = buf.windows(4).position(|w| w == b"\r\n\r\n")?;
     let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
     let code = head.split_whitespace().nth(1)?.parse().ok()?;
@@ -307,6 +320,25 @@ pub fn http_request(
         body = dechunk(&body);
     }
     Some((code, body))
+}
+
+/// Whether `buf` holds a whole answer with a `Content-Length` (cut to it when it does).
+fn content_length_reached(buf: &mut Vec<u8>) -> bool {
+    let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return false;
+    };
+    let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+    let length = head.lines().find_map(|l| {
+        l.strip_prefix("content-length:")
+            .and_then(|v| v.trim().parse::<usize>().ok())
+    });
+    match length {
+        Some(n) if buf.len() >= end + 4 + n => {
+            buf.truncate(end + 4 + n);
+            true
+        }
+        _ => false,
+    }
 }
 
 /// The payload of a chunked HTTP/1.1 body; stops at the last chunk or at truncation.
@@ -362,6 +394,38 @@ mod tests {
         );
         assert_eq!(dechunk(b"5\r\nhel"), b"");
         assert_eq!(dechunk(b"3\r\nabc\r\nzz\r\n"), b"abc");
+    }
+
+    #[test]
+    fn http_request_stops_at_content_length_on_a_connection_left_open() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let (done, wait) = std::sync::mpsc::channel::<()>();
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().expect("accept");
+            let mut buf = [0u8; 1024];
+            let _ = s.read(&mut buf).expect("read");
+            // What chromedriver does: `Connection: close` announced, the socket kept open.
+            s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length:2\r\nConnection:close\r\n\r\nok")
+                .expect("write");
+            let _ = wait.recv_timeout(Duration::from_secs(30));
+        });
+        let started = std::time::Instant::now();
+        let got = http_request(
+            &format!("http://{addr}"),
+            "GET",
+            "/status",
+            b"",
+            None,
+            Duration::from_secs(20),
+        );
+        assert_eq!(got, Some((200, b"ok".to_vec())));
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "did not wait for the close"
+        );
+        done.send(()).expect("server waits");
+        server.join().expect("server thread");
     }
 
     #[test]

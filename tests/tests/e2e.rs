@@ -6,10 +6,14 @@
 //! helix-client -p helix-client-net` first; `HELIX_TEST_NO_BUILD=1` uses them as they are.
 
 mod e2e {
+    mod browser;
     mod edits;
     pub mod harness;
     mod readme;
     mod replicas;
     mod review;
+    pub mod site;
     mod team_story;
+    mod web;
+    pub mod webdriver;
 }

@@ -236,6 +236,17 @@ impl Server {
         }
     }
 
+    /// Sends SIGHUP: the server reads its config again (tokens in force at once).
+    pub fn reload(&self) {
+        let pid = self.child.as_ref().expect("running server").id();
+        let ok = Command::new("kill")
+            .args(["-HUP", &pid.to_string()])
+            .status()
+            .expect("run kill")
+            .success();
+        assert!(ok, "kill -HUP {pid}");
+    }
+
     /// `METHOD path` on this server with an optional bearer token.
     pub fn request(
         &self,
