@@ -2,7 +2,7 @@
 # helix-server benchmarks on loopback with a 10k-entry project (entries replicated from
 # corpora/til under new paths): conditional GETs/s (304), full downloads/s,
 # one-entry commit -> served artifact latency after refresh, store throughput with 50
-# concurrent writers. Needs: git, curl, wrk. Prints a Markdown summary on stdout.
+# concurrent writers. Needs: git, GNU tar, curl, wrk. Prints a Markdown summary on stdout.
 #
 # Usage: server/benches/bench.sh [DURATION_SECONDS]
 # Env: HELIX_BENCH_SERVER=BIN benchmarks that binary (e.g. the released one) instead of
@@ -16,6 +16,8 @@ ENTRIES=${HELIX_BENCH_ENTRIES:-10000}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target-server}
 BIN=${HELIX_BENCH_SERVER:-$CARGO_TARGET_DIR/release/helix-server}
 
+# shellcheck source=lib.sh
+. "$ROOT/server/benches/lib.sh"
 log() { echo "bench: $*" >&2; }
 command -v wrk >/dev/null || { echo "wrk is needed (apt-get install -y wrk)" >&2; exit 1; }
 
@@ -28,35 +30,14 @@ WORK=$(mktemp -d)
 SERVER_PID=
 KEEP_LOG=${HELIX_BENCH_SERVER_LOG:-}
 cleanup() {
-  if [ -n "$SERVER_PID" ]; then kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; fi
+  bench_stop
   if [ -n "$KEEP_LOG" ] && [ -f "$WORK/server.log" ]; then cp "$WORK/server.log" "$KEEP_LOG"; fi
   rm -rf "$WORK"
 }
 trap cleanup EXIT
 
-export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com
-export GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com
-
 log "generating a $ENTRIES-entry upstream from $CORPUS"
-git init -q --bare -b main "$WORK/up.git"
-git init -q -b main "$WORK/src"
-n=0
-round=0
-while [ "$n" -lt "$ENTRIES" ]; do
-  while IFS= read -r f; do
-    [ "$n" -ge "$ENTRIES" ] && break
-    rel=${f#"$CORPUS"/}
-    topic=${rel%%/*}
-    rest=${rel#*/}
-    dest="$WORK/src/${topic}-r${round}/${rest}"
-    mkdir -p "$(dirname "$dest")"
-    cp "$f" "$dest"
-    n=$((n + 1))
-  done < <(find "$CORPUS" -mindepth 2 -name '*.md' | sort)
-  round=$((round + 1))
-done
-MD_BYTES=$(du -sb "$WORK/src" | cut -f1)
-(cd "$WORK/src" && git add -A && git commit -q -m "bench corpus" && git push -q "$WORK/up.git" main)
+bench_upstream "$CORPUS" "$ENTRIES" "$WORK/src" "$WORK/up.git"
 
 cat > "$WORK/server.toml" <<EOF
 [[projects]]
@@ -67,11 +48,7 @@ EOF
 TOKEN=$("$BIN" --config "$WORK/server.toml" token add --project bench --name bench --scope read,write 2>/dev/null)
 
 log "starting server"
-"$BIN" --config "$WORK/server.toml" --data-dir "$WORK/data" --listen 127.0.0.1:0 \
-  > "$WORK/stdout" 2> "$WORK/server.log" &
-SERVER_PID=$!
-for _ in $(seq 1 200); do grep -q listening "$WORK/stdout" 2>/dev/null && break; sleep 0.05; done
-URL=$(sed -n 's/^listening on //p' "$WORK/stdout")
+bench_start "$BIN" "$WORK/server.toml" "$WORK"
 AUTH="Authorization: Bearer $TOKEN"
 
 t0=$(date +%s.%N)
@@ -107,23 +84,7 @@ done
 log "refresh latencies: ${LAT[*]}"
 
 log "store throughput, 50 concurrent writers"
-cat > "$WORK/post.lua" <<'EOF'
-local counter = 0
-local threads = {}
-function setup(thread)
-  thread:set("tid", #threads)
-  table.insert(threads, thread)
-end
-function init(args)
-  wrk.method = "POST"
-  wrk.headers["Content-Type"] = "application/json"
-end
-request = function()
-  counter = counter + 1
-  local body = string.format('{"topic":"bench-writes","title":"Stored note %s-%d","body":"Learned thing number %s-%d the hard way."}', tid, counter, tid, counter)
-  return wrk.format(nil, nil, nil, body)
-end
-EOF
+bench_post_lua "$WORK/post.lua"
 BEFORE=$(git -C "$WORK/up.git" ls-tree -r --name-only main | grep -c '^bench-writes/' || true)
 WPOST=$(wrk -t2 -c50 -d"${DUR}s" --timeout 30s -s "$WORK/post.lua" -H "$AUTH" "$URL/v1/projects/bench/entries")
 echo "$WPOST" >&2

@@ -7,13 +7,15 @@
 //! costs its root tree and perhaps one folder. Each tree is read once, by name lookup, and
 //! serves both comparisons its commit takes part in.
 
+use std::collections::{HashMap, VecDeque};
 use std::path::Path;
 
 use gix::ObjectId;
 use gix::bstr::ByteSlice;
 use gix::objs::tree::{EntryKind, EntryMode};
+use gix::odb::pack::cache::DecodeEntry;
 
-use super::{GitError, Repo, gix};
+use super::{GitError, Repo, gix, tree_of};
 
 /// One commit that changed a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,9 +91,15 @@ impl Repo {
     /// the repository's own configuration is read (not the user's or the system's, nor
     /// `GIT_*` variables), which is all reading objects and refs needs. Do not write
     /// through it.
+    ///
+    /// It keeps the last decoded pack entries (up to 8 MiB): walking back in history reads
+    /// each tree right after its newer version, of which git's packs store it as a delta,
+    /// so a read applies one delta instead of its whole chain.
     pub fn open_read_only(path: &Path) -> Result<Repo, GitError> {
-        let repo = gix::open_opts(path, gix::open::Options::isolated())
+        let mut repo = gix::open_opts(path, gix::open::Options::isolated())
             .map_err(gix(format!("cannot open repository {}", path.display())))?;
+        repo.objects
+            .set_pack_cache(|| Box::new(DeltaBases::default()));
         Ok(Repo {
             path: path.to_path_buf(),
             upstream: None,
@@ -134,7 +142,7 @@ impl Repo {
         let is_boundary = |id: &ObjectId| shallow.as_ref().is_some_and(|s| s.contains(id));
 
         let mut cur = self.commit(tip)?;
-        let mut cur_probe = Probe::new(tree_id(&cur)?);
+        let mut cur_probe = Probe::new(tree_of(&cur)?);
         let mut visited = 0;
         loop {
             if visited == limits.max_commits {
@@ -152,7 +160,7 @@ impl Repo {
                 None => None,
             };
             let mut parent_probe = match &parent {
-                Some(p) => Probe::new(tree_id(p)?),
+                Some(p) => Probe::new(tree_of(p)?),
                 None => Probe::absent(),
             };
             if let Some(kind) = self.compare(&comps, &mut cur_probe, &mut parent_probe)? {
@@ -255,8 +263,54 @@ impl Probe {
     }
 }
 
-fn tree_id(commit: &gix::Commit<'_>) -> Result<ObjectId, GitError> {
-    super::tree_of(commit)
+/// Most bytes of decoded pack entries a read-only handle keeps: a walk needs only the
+/// last version of each tree on its path.
+const DELTA_BASE_BYTES: usize = 8 << 20;
+
+/// The last decoded pack entries, up to [`DELTA_BASE_BYTES`], first in first out.
+#[derive(Default)]
+struct DeltaBases {
+    entries: HashMap<(u32, u64), (gix::objs::Kind, Vec<u8>, usize)>,
+    order: VecDeque<(u32, u64)>,
+    bytes: usize,
+}
+
+impl DecodeEntry for DeltaBases {
+    fn put(
+        &mut self,
+        pack_id: u32,
+        offset: u64,
+        data: &[u8],
+        kind: gix::objs::Kind,
+        compressed_size: usize,
+    ) {
+        if data.len() > DELTA_BASE_BYTES / 4 || self.entries.contains_key(&(pack_id, offset)) {
+            return;
+        }
+        self.bytes += data.len();
+        self.entries
+            .insert((pack_id, offset), (kind, data.to_vec(), compressed_size));
+        self.order.push_back((pack_id, offset));
+        while self.bytes > DELTA_BASE_BYTES
+            && let Some(old) = self.order.pop_front()
+        {
+            if let Some((_, d, _)) = self.entries.remove(&old) {
+                self.bytes -= d.len();
+            }
+        }
+    }
+
+    fn get(
+        &mut self,
+        pack_id: u32,
+        offset: u64,
+        out: &mut Vec<u8>,
+    ) -> Option<(gix::objs::Kind, usize)> {
+        let (kind, data, compressed_size) = self.entries.get(&(pack_id, offset))?;
+        out.clear();
+        out.extend_from_slice(data);
+        Some((*kind, *compressed_size))
+    }
 }
 
 fn change(commit: &gix::Commit<'_>, kind: ChangeKind) -> Result<Change, GitError> {
@@ -488,6 +542,17 @@ mod tests {
             ]
         );
         assert_eq!(ids(&h), git_log(bare, "main", file));
+        // The same read from a pack, where most versions are deltas of others.
+        let repack = Command::new("git")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .arg("--git-dir")
+            .arg(bare)
+            .args(["repack", "-adfq"])
+            .status()
+            .expect("git runs");
+        assert!(repack.success());
+        assert_eq!(file_history(bare, "main", file, ALL).expect("history"), h);
         let first = &h.changes[3];
         assert_eq!(first.email, "alicedoe@example.com");
         assert_eq!(first.offset, 7200);
@@ -720,8 +785,8 @@ mod tests {
                 "Add a",
             ],
         );
-        let raw = Command::new("git")
-            .current_dir(&f.work)
+        let raw = f
+            .cmd(OsStr::new("Nobody"), "1600000000 +0000")
             .args(["cat-file", "commit", "HEAD"])
             .output()
             .expect("git runs")
@@ -735,6 +800,28 @@ mod tests {
         assert_eq!(h.changes[0].author, long);
         assert_eq!(h.changes[1].author, "Ren\u{fffd} Latin1");
         assert_eq!(h.changes[1].email, "renlatin1@example.com");
+    }
+
+    #[test]
+    fn the_delta_base_cache_keeps_the_last_entries() {
+        let mut c = DeltaBases::default();
+        let blob = gix::objs::Kind::Blob;
+        let big = vec![7u8; DELTA_BASE_BYTES / 4];
+        let mut out = Vec::new();
+        c.put(0, 10, b"ten", gix::objs::Kind::Tree, 3);
+        assert_eq!(c.get(0, 10, &mut out), Some((gix::objs::Kind::Tree, 3)));
+        assert_eq!(out, b"ten");
+        assert_eq!(c.get(1, 10, &mut out), None);
+        for i in 0..4 {
+            c.put(0, 100 + i, &big, blob, 1);
+        }
+        // Full: the oldest went first.
+        assert_eq!(c.get(0, 10, &mut out), None);
+        assert!(c.get(0, 103, &mut out).is_some());
+        assert!(c.bytes <= DELTA_BASE_BYTES);
+        // Too big to keep.
+        c.put(0, 200, &vec![0; DELTA_BASE_BYTES / 4 + 1], blob, 1);
+        assert_eq!(c.get(0, 200, &mut out), None);
     }
 
     #[test]

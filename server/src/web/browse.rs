@@ -189,15 +189,16 @@ pub async fn project(
         return page.render();
     }
     topics_nav(&mut page.body, &name, &index, q.topic.as_deref());
-    let rows: Vec<Row> = if hidden {
-        d.recent.hidden.clone()
+    let all_rows: &[Row] = if hidden {
+        &d.recent.hidden
     } else {
-        d.recent.active.clone()
+        &d.recent.active
     };
-    let rows: Vec<Row> = match (q.topic.as_deref(), topic_row) {
-        (Some(_), None) => Vec::new(),
-        (_, Some(t)) => rows.into_iter().filter(|r| r.topic == t).collect(),
-        (None, None) => rows,
+    // An unknown topic lists nothing; no topic lists every row.
+    let wanted = |r: &&Row| match (q.topic.as_deref(), topic_row) {
+        (Some(_), None) => false,
+        (_, Some(t)) => r.topic == t,
+        (None, None) => true,
     };
     let heading = match (&q.topic, hidden) {
         (Some(t), false) => format!("Entries of {}", esc(t)),
@@ -210,7 +211,11 @@ pub async fn project(
         page.push("<p>These are left out of hooks and search; they stay readable here.</p>");
     }
     let at = q.page.unwrap_or(0);
-    let slice = rows.iter().skip(at.saturating_mul(PAGE)).take(PAGE);
+    let slice = all_rows
+        .iter()
+        .filter(wanted)
+        .skip(at.saturating_mul(PAGE))
+        .take(PAGE);
     let mut list = String::from("<ul class=\"entries\">");
     let mut shown = 0;
     for r in slice {
@@ -239,7 +244,11 @@ pub async fn project(
     if hidden {
         let _ = write!(base, "{sep}show=hidden");
     }
-    let more = rows.len() > (at + 1).saturating_mul(PAGE);
+    let more = all_rows
+        .iter()
+        .filter(wanted)
+        .nth((at + 1).saturating_mul(PAGE))
+        .is_some();
     page.push(html::pager(&base, at, more));
     page.render()
 }
