@@ -233,14 +233,22 @@ impl ForgeConfig {
         }
     }
 
-    fn check(&self) -> Result<(), String> {
+    /// In review mode the forge opens pull/merge requests and needs a token; a direct
+    /// project's forge only gives the web view its edit links.
+    fn check(&self, writes: WriteMode) -> Result<(), String> {
         if let Some(web) = &self.web
             && !(web.starts_with("https://") || web.starts_with("http://"))
         {
             return Err(format!("forge: web {web:?} is not an http(s) URL"));
         }
-        if self.token_env.is_some() == self.token_file.is_some() {
+        if self.token_env.is_some() && self.token_file.is_some() {
             return Err("forge: set exactly one of token_env and token_file".into());
+        }
+        if writes == WriteMode::Review && self.token_env.is_none() && self.token_file.is_none() {
+            return Err(
+                "forge: set exactly one of token_env and token_file (review mode opens pull/merge requests)"
+                    .into(),
+            );
         }
         let api = self.api_base();
         if !(api.starts_with("https://") || api.starts_with("http://")) {
@@ -430,13 +438,13 @@ impl Config {
                 ));
             }
             if let Some(f) = &p.forge {
-                if p.writes.is_direct() || p.upstream.is_none() {
+                if p.upstream.is_none() {
                     return Err(format!(
-                        "project {:?}: [projects.forge] needs writes = \"review\" and an upstream (the forge opens its requests from proposal branches pushed there)",
+                        "project {:?}: [projects.forge] needs an upstream (it names the forge that hosts it)",
                         p.name
                     ));
                 }
-                f.check()
+                f.check(p.writes)
                     .map_err(|e| format!("project {:?}: {e}", p.name))?;
             }
             for t in &p.tokens {
@@ -506,14 +514,42 @@ mod tests {
         );
         let forge =
             "[projects.forge]\nkind = \"github\"\nrepository = \"acme/kb\"\ntoken_env = \"T\"\n";
-        let e = Config::parse(&format!("{base}{forge}"), "f").unwrap_err();
-        assert!(format!("{e}").contains("needs writes = \"review\""), "{e}");
+        // A direct project's forge gives the web view's edit links, and needs no token.
+        let links = "[projects.forge]\nkind = \"gitlab\"\nrepository = \"acme/kb\"\n";
+        let cfg = Config::parse(&format!("{base}{links}"), "f").expect("links only");
+        let f = cfg.projects[0].forge.as_ref().expect("forge");
+        assert_eq!(
+            f.edit_url("main", "ops/a b.md").as_deref(),
+            Some("https://gitlab.com/acme/kb/-/edit/main/ops/a%20b.md")
+        );
+        let e = Config::parse(&format!("{base}writes = \"review\"\n{links}"), "f").unwrap_err();
+        assert!(format!("{e}").contains("review mode opens"), "{e}");
+        let e = Config::parse(&format!("[[projects]]\nname = \"p\"\n{forge}"), "f").unwrap_err();
+        assert!(format!("{e}").contains("needs an upstream"), "{e}");
         let cfg = Config::parse(&format!("{base}writes = \"review\"\n{forge}"), "f").expect("ok");
         let f = cfg.projects[0].forge.as_ref().expect("forge");
         assert_eq!(
             (f.api_base().as_str(), f.label.as_str()),
             ("https://api.github.com", "helix-proposal")
         );
+        assert_eq!(
+            f.edit_url("main", "git/rebase.md").as_deref(),
+            Some("https://github.com/acme/kb/edit/main/git/rebase.md")
+        );
+        let enterprise = ForgeConfig {
+            api: Some("https://git.example.com/api/v3/".into()),
+            ..f.clone()
+        };
+        assert_eq!(
+            enterprise.edit_url("trunk", "x.md").as_deref(),
+            Some("https://git.example.com/acme/kb/edit/trunk/x.md")
+        );
+        let by_id = ForgeConfig {
+            kind: ForgeKind::Gitlab,
+            repository: "1234".into(),
+            ..f.clone()
+        };
+        assert_eq!(by_id.edit_url("main", "x.md"), None);
         let both = forge.replace(
             "token_env = \"T\"",
             "token_env = \"T\"\ntoken_file = \"/t\"",
