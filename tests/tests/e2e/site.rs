@@ -107,7 +107,8 @@ impl Site {
             dir,
             &format!(
                 "[[projects]]\nname = {ALPHA:?}\nupstream = {:?}\npoll_interval_secs = 3600\nwrites = \"review\"\n\n\
-                 [[projects]]\nname = {BRAVO:?}\nupstream = {:?}\npoll_interval_secs = 3600\n",
+                 [[projects]]\nname = {BRAVO:?}\nupstream = {:?}\npoll_interval_secs = 3600\n\
+                 [projects.forge]\nkind = \"github\"\nrepository = \"acme/bravo\"\n",
                 up.bare.display().to_string(),
                 bravo_up.bare.display().to_string(),
             ),

@@ -266,6 +266,14 @@ fn pages_show_each_token_its_own_project_ranked_as_the_cli_ranks() {
         "{}",
         plans.text()
     );
+    // Its forge gives the edit link.
+    assert!(
+        plans
+            .text()
+            .contains("href=\"https://github.com/acme/bravo/edit/main/secret/plans.md\""),
+        "{}",
+        plans.text()
+    );
 
     // The project page: topics, entries newest first, retired and superseded kept apart.
     let project = site.get(&format!("/p/{ALPHA}"), &h).text();
