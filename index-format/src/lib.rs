@@ -27,7 +27,7 @@ pub use entry::yaml;
 pub use entry::{
     Census, Diagnostic, Entry, FileKind, GitMeta, Hidden, MAX_ENTRY_BYTES, REVIEW_AFTER, Root,
     STATUSES, Skip, format_day, glob_matches, hidden_entries, is_entry_path, is_glob,
-    lifecycle_diagnostics, parse_entry, render_entry, review_due, slugify,
+    lifecycle_diagnostics, parse_day, parse_entry, render_entry, review_due, slugify,
 };
 pub use error::FormatError;
 pub use query::{Query, QueryTerm, Stats};

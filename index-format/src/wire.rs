@@ -4,6 +4,12 @@
 
 use serde::{Deserialize, Serialize};
 
+mod usage;
+pub use usage::{
+    EntryUsage, MAX_USAGE_NAME, MAX_USAGE_ROWS, UnusedEntry, UsageAck, UsageCount, UsageReport,
+    UsageRow, UsageSummary,
+};
+
 /// An entry as submitted for writing (the body of `POST /v1/projects/{p}/entries`).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct NewEntry {

@@ -134,6 +134,27 @@ pub fn format_day(t: i64) -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
+/// The day number (days since 1970-01-01) of a strict `YYYY-MM-DD`, the form
+/// [`format_day`] writes; `None` for anything else or a day that does not exist.
+pub fn parse_day(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        b[r.clone()]
+            .iter()
+            .all(u8::is_ascii_digit)
+            .then(|| s[r].parse().ok())
+            .flatten()
+    };
+    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    if !(1..=12).contains(&m) || d < 1 || d > days_in_month(y, m) {
+        return None;
+    }
+    Some(days_from_civil(y, m, d))
+}
+
 /// `YYYY-MM-DD` for midnight, else `YYYY-MM-DDTHH:MM:SSZ` (read back as the same value).
 pub(super) fn format_date(t: i64) -> String {
     let days = t.div_euclid(86_400);

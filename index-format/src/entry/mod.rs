@@ -13,8 +13,8 @@ pub mod yaml;
 use std::collections::BTreeMap;
 
 use dates::format_date;
-pub use dates::format_day;
 pub(crate) use dates::parse_date;
+pub use dates::{format_day, parse_day};
 pub use files::{Census, FileKind, Root, Skip};
 pub(crate) use front_matter::front_matter_lines;
 use front_matter::*;
