@@ -9,11 +9,12 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::http::Uri;
 use axum::response::Response;
-use helix_index_format::{EntryRef, Index};
+use helix_index_format::EntryRef;
 use serde::Deserialize;
 
+use super::derived::{Derived, Topics};
 use super::html::{self, Page, Tab, enc_path, enc_query, esc, when};
-use super::{Viewer, WebState, derived::Derived};
+use super::{Viewer, WebState};
 use crate::config::Scope;
 use crate::knowledge::{self, Row, Search, Status};
 use crate::project::Project;
@@ -24,6 +25,8 @@ const PAGE: usize = 50;
 const HITS: usize = 20;
 /// Deepest page of a search (each page searches for every hit before it).
 const MAX_SEARCH_PAGE: usize = 25;
+/// Topics per page of the list of all.
+const TOPICS_PAGE: usize = 500;
 
 pub async fn home(State(web): State<WebState>, viewer: Viewer) -> Response {
     let Some(who) = &viewer.who else {
@@ -139,6 +142,8 @@ pub struct ProjectQuery {
     topic: Option<String>,
     page: Option<usize>,
     show: Option<String>,
+    /// `all`: the list of every topic instead of entries.
+    topics: Option<String>,
 }
 
 pub async fn project(
@@ -159,19 +164,17 @@ pub async fn project(
     };
     let index = d.index();
     let hidden = q.show.as_deref() == Some("hidden");
-    let topics = index.topics().unwrap_or_default();
     let topic_row = q
         .topic
         .as_deref()
-        .and_then(|t| topics.iter().position(|x| x.topic == t))
-        .map(|r| r as u32);
+        .and_then(|t| d.topics.rows.get(t).copied());
     let mut page = Page::new(name.clone(), &viewer).in_project(&name, Tab::Entries);
     let _ = write!(
         page.body,
         "<h1>{}</h1><p class=\"lede\">{} entries in {} topics · commit <code>{}</code> · generation {}{}</p>",
         esc(&name),
         index.visible_len(),
-        index.visible_topics().map(|t| t.len()).unwrap_or(0),
+        d.topics.visible.len(),
         esc(short(&d.served.info.commit)),
         d.served.info.generation,
         if d.recent.hidden.is_empty() {
@@ -188,7 +191,11 @@ pub async fn project(
         page.push("<p>No entries yet. Add one with <code>helix add</code>, or commit a Markdown file to the repository.</p>");
         return page.render();
     }
-    topics_nav(&mut page.body, &name, &index, q.topic.as_deref());
+    topics_nav(&mut page.body, &name, &d.topics, q.topic.as_deref());
+    if q.topics.as_deref() == Some("all") {
+        all_topics(&mut page.body, &name, &d.topics, q.page.unwrap_or(0));
+        return page.render();
+    }
     let all_rows: &[Row] = if hidden {
         &d.recent.hidden
     } else {
@@ -253,15 +260,23 @@ pub async fn project(
     page.render()
 }
 
-fn topics_nav<B: AsRef<[u8]>>(
-    out: &mut String,
-    project: &str,
-    index: &Index<B>,
-    current: Option<&str>,
-) {
-    let Ok(topics) = index.visible_topics() else {
-        return;
-    };
+fn topic_link(out: &mut String, project: &str, (topic, count): &(String, u32), current: bool) {
+    let _ = write!(
+        out,
+        "<li><a href=\"/p/{}?topic={}\"{}>{} <span class=\"count\">{}</span></a></li>",
+        enc_path(project),
+        enc_query(topic),
+        if current {
+            " aria-current=\"page\""
+        } else {
+            ""
+        },
+        esc(topic),
+        count
+    );
+}
+
+fn topics_nav(out: &mut String, project: &str, topics: &Topics, current: Option<&str>) {
     out.push_str(
         "<nav class=\"topics\" aria-label=\"Topics\"><h2 class=\"visually-hidden\">Topics</h2><ul>",
     );
@@ -275,22 +290,38 @@ fn topics_nav<B: AsRef<[u8]>>(
             ""
         }
     );
-    for t in topics {
+    for t in topics.shown(current) {
+        topic_link(out, project, t, current == Some(t.0.as_str()));
+    }
+    if topics.largest.is_some() {
         let _ = write!(
             out,
-            "<li><a href=\"/p/{}?topic={}\"{}>{} <span class=\"count\">{}</span></a></li>",
+            "<li><a href=\"/p/{}?topics=all\">every topic ({})</a></li>",
             enc_path(project),
-            enc_query(t.topic),
-            if current == Some(t.topic) {
-                " aria-current=\"page\""
-            } else {
-                ""
-            },
-            esc(t.topic),
-            t.count
+            topics.visible.len()
         );
     }
     out.push_str("</ul></nav>");
+}
+
+/// Every topic with its entry count, by name, a page at a time.
+fn all_topics(out: &mut String, project: &str, topics: &Topics, at: usize) {
+    out.push_str("<h2>Topics</h2><ul class=\"topic-list\">");
+    for t in topics
+        .visible
+        .iter()
+        .skip(at.saturating_mul(TOPICS_PAGE))
+        .take(TOPICS_PAGE)
+    {
+        topic_link(out, project, t, false);
+    }
+    out.push_str("</ul>");
+    let more = topics.visible.len() > (at + 1).saturating_mul(TOPICS_PAGE);
+    out.push_str(&html::pager(
+        &format!("/p/{}?topics=all", enc_path(project)),
+        at,
+        more,
+    ));
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -343,7 +374,7 @@ pub async fn search(
     let mut page = Page::new(title, &viewer).in_project(&name, Tab::Entries);
     page.query = &text;
     let _ = write!(page.body, "<h1>Search {}</h1>", esc(&name));
-    filters(&mut page.body, &name, &index, &text, topic, all);
+    filters(&mut page.body, &name, &d.topics, &text, topic, all);
     if text.is_empty() {
         page.push("<p>Type words to search for in the box above.</p>");
         return page.render();
@@ -442,10 +473,10 @@ pub async fn search(
 }
 
 /// The search filters: topic and whether retired and superseded entries are included.
-fn filters<B: AsRef<[u8]>>(
+fn filters(
     out: &mut String,
     project: &str,
-    index: &Index<B>,
+    topics: &Topics,
     text: &str,
     topic: Option<&str>,
     all: bool,
@@ -453,26 +484,42 @@ fn filters<B: AsRef<[u8]>>(
     let _ = write!(
         out,
         "<form class=\"filters\" method=\"get\" action=\"/p/{}/search\"><input type=\"hidden\" name=\"q\" value=\"{}\">\
-         <label for=\"topic\">Topic</label><select id=\"topic\" name=\"topic\"><option value=\"\">all topics</option>",
+         <label for=\"topic\">Topic</label>",
         enc_path(project),
         esc(text)
     );
-    for t in index.topics().unwrap_or_default() {
+    // A long list is a text field with the largest topics suggested: the page must not
+    // grow with the number of topics.
+    if topics.largest.is_some() {
         let _ = write!(
             out,
-            "<option value=\"{}\"{}>{}</option>",
-            esc(t.topic),
-            if topic == Some(t.topic) {
-                " selected"
-            } else {
-                ""
-            },
-            esc(t.topic)
+            "<input type=\"text\" id=\"topic\" name=\"topic\" list=\"topic-names\" value=\"{}\" placeholder=\"all topics\"><datalist id=\"topic-names\">",
+            esc(topic.unwrap_or(""))
         );
+        for t in topics.shown(None) {
+            let _ = write!(out, "<option value=\"{}\">", esc(&t.0));
+        }
+        out.push_str("</datalist>");
+    } else {
+        out.push_str("<select id=\"topic\" name=\"topic\"><option value=\"\">all topics</option>");
+        for (t, _) in &topics.visible {
+            let _ = write!(
+                out,
+                "<option value=\"{}\"{}>{}</option>",
+                esc(t),
+                if topic == Some(t.as_str()) {
+                    " selected"
+                } else {
+                    ""
+                },
+                esc(t)
+            );
+        }
+        out.push_str("</select>");
     }
     let _ = write!(
         out,
-        "</select><label class=\"check\"><input type=\"checkbox\" name=\"all\" value=\"1\"{}> include retired and superseded</label>\
+        "<label class=\"check\"><input type=\"checkbox\" name=\"all\" value=\"1\"{}> include retired and superseded</label>\
          <button type=\"submit\">Filter</button></form>",
         if all { " checked" } else { "" }
     );

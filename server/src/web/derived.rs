@@ -17,6 +17,10 @@ use crate::sys::lock;
 const MAX_HISTORIES: usize = 4096;
 /// Near-duplicate pairs listed at most.
 pub const MAX_PAIRS: usize = 500;
+/// Topics a project page's navigation and the search's topic list name; a project with more
+/// shows its largest ones and links to the list of all, so that no page grows with the
+/// number of topics.
+pub const TOPICS_SHOWN: usize = 30;
 
 /// Two entries that say nearly the same.
 #[derive(Debug, Clone)]
@@ -33,6 +37,7 @@ pub struct Pair {
 pub struct Derived {
     pub served: Arc<Served>,
     pub recent: Recent,
+    pub topics: Topics,
     duplicates: OnceLock<Result<Vec<Pair>, String>>,
     started: AtomicBool,
 }
@@ -57,6 +62,69 @@ impl Derived {
             });
         }
         None
+    }
+}
+
+/// The artifact's topics as the pages list them: sorting thousands of topics per request
+/// was most of a project page's time.
+#[derive(Debug, Default)]
+pub struct Topics {
+    /// Topics with entries in default results, by name, with those entries' count.
+    pub visible: Vec<(String, u32)>,
+    /// When there are more than [`TOPICS_SHOWN`]: the indexes in `visible` of the largest
+    /// (most entries, ties by name), in name order.
+    pub largest: Option<Vec<usize>>,
+    /// Every topic's row in the artifact's topic table, which a `Row`'s topic is.
+    pub rows: HashMap<String, u32>,
+}
+
+impl Topics {
+    fn of<B: AsRef<[u8]>>(index: &Index<B>) -> Result<Topics, helix_index_format::FormatError> {
+        let visible: Vec<(String, u32)> = index
+            .visible_topics()?
+            .into_iter()
+            .map(|t| (t.topic.to_string(), t.count))
+            .collect();
+        let rows = index
+            .topics()?
+            .into_iter()
+            .enumerate()
+            .map(|(i, t)| (t.topic.to_string(), i as u32))
+            .collect();
+        Ok(Topics::new(visible, rows))
+    }
+
+    fn new(visible: Vec<(String, u32)>, rows: HashMap<String, u32>) -> Topics {
+        let largest = (visible.len() > TOPICS_SHOWN).then(|| {
+            let mut by_size: Vec<usize> = (0..visible.len()).collect();
+            by_size.sort_by(|&a, &b| visible[b].1.cmp(&visible[a].1).then(a.cmp(&b)));
+            by_size.truncate(TOPICS_SHOWN);
+            by_size.sort_unstable();
+            by_size
+        });
+        Topics {
+            visible,
+            largest,
+            rows,
+        }
+    }
+
+    /// What a short list shows: the largest topics plus `current` if it is not among them,
+    /// in name order; every topic when there are not too many.
+    pub fn shown(&self, current: Option<&str>) -> Vec<&(String, u32)> {
+        let Some(largest) = &self.largest else {
+            return self.visible.iter().collect();
+        };
+        let mut out: Vec<&(String, u32)> = largest.iter().map(|&i| &self.visible[i]).collect();
+        if let Some(c) = current {
+            if !out.iter().any(|t| t.0 == c) {
+                if let Ok(i) = self.visible.binary_search_by(|t| t.0.as_str().cmp(c)) {
+                    out.push(&self.visible[i]);
+                    out.sort_by(|a, b| a.0.cmp(&b.0));
+                }
+            }
+        }
+        out
     }
 }
 
@@ -96,12 +164,13 @@ impl Cache {
             return Ok(d.clone());
         }
         let d = tokio::task::spawn_blocking(move || {
-            let recent = Index::open(&served.bytes[..])
-                .and_then(|index| Recent::of(&index))
+            let (recent, topics) = Index::open(&served.bytes[..])
+                .and_then(|index| Ok((Recent::of(&index)?, Topics::of(&index)?)))
                 .map_err(|e| e.to_string())?;
             Ok::<_, String>(Arc::new(Derived {
                 served,
                 recent,
+                topics,
                 duplicates: OnceLock::new(),
                 started: AtomicBool::new(false),
             }))
@@ -127,5 +196,40 @@ impl Cache {
             (project.to_string(), commit.to_string(), path.to_string()),
             h,
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_topic_list_keeps_the_largest_and_the_current_one_in_name_order() {
+        let visible = |n: usize| -> Vec<(String, u32)> {
+            (0..n)
+                .map(|i| (format!("t{i:02}"), (i % 7) as u32 + 1))
+                .collect()
+        };
+        let few = Topics::new(visible(TOPICS_SHOWN), HashMap::new());
+        assert!(few.largest.is_none());
+        assert_eq!(few.shown(Some("t03")).len(), TOPICS_SHOWN);
+
+        let many = Topics::new(visible(TOPICS_SHOWN * 3), HashMap::new());
+        let names = |v: Vec<&(String, u32)>| v.iter().map(|t| t.0.clone()).collect::<Vec<_>>();
+        let shown = names(many.shown(None));
+        assert_eq!(shown.len(), TOPICS_SHOWN);
+        // The largest (count 7: every seventh from t06, then 6 from t05, …), in name order.
+        let mut want: Vec<usize> = (0..TOPICS_SHOWN * 3).collect();
+        want.sort_by_key(|&i| (std::cmp::Reverse(i % 7), i));
+        want.truncate(TOPICS_SHOWN);
+        want.sort_unstable();
+        let want: Vec<String> = want.iter().map(|i| format!("t{i:02}")).collect();
+        assert_eq!(shown, want);
+        // A current topic outside them joins, in its place; an unknown one does not.
+        let with = names(many.shown(Some("t00")));
+        assert_eq!(with.len(), TOPICS_SHOWN + 1);
+        assert_eq!(with[0], "t00");
+        assert_eq!(many.shown(Some("nope")).len(), TOPICS_SHOWN);
+        assert_eq!(many.shown(Some(&shown[3])).len(), TOPICS_SHOWN);
     }
 }

@@ -41,6 +41,7 @@ pub fn executable_markup(html: &str) -> Option<String> {
         "button",
         "select",
         "option",
+        "datalist",
         "ul",
         "ol",
         "li",
@@ -721,4 +722,96 @@ fn anonymous_loopback_pages_need_a_loopback_host_name() {
     // A name that resolves to loopback for a rebinding attacker gets nothing.
     let a = get(&format!("attacker.example:{port}"));
     assert_eq!(a.status, 303, "{}", a.text());
+}
+
+/// A project of many topics: its pages name the largest and link to the list of all, so no
+/// page grows with the number of topics; the search's topic list becomes a text field.
+#[test]
+fn many_topics_keep_every_page_short() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let dir = tmp.path();
+    let up = Upstream::new(dir);
+    // 45 topics; topic tNN holds NN % 4 + 1 entries.
+    let files: Vec<(String, String)> = (0..45)
+        .flat_map(|t| {
+            (0..t % 4 + 1).map(move |i| {
+                (
+                    format!("t{t:02}/e{i}.md"),
+                    format!("---\ntitle: Note {i} of t{t:02}\n---\nText {t} {i}.\n"),
+                )
+            })
+        })
+        .collect();
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let head = up.commit_as("Ada", &refs, "Seed");
+    let config = Server::configure(
+        dir,
+        &format!(
+            "[[projects]]\nname = \"team\"\nupstream = {:?}\npoll_interval_secs = 3600\n",
+            up.bare.display().to_string()
+        ),
+    );
+    let token = Server::token_add(&config, "team", "ada", "read");
+    let server = Server::start(&config, &dir.join("data"), dir);
+    server.wait_serving("team", &token, &head);
+    let auth = format!("Bearer {token}");
+    let get = |path: &str| {
+        let a = helix_test_support::exchange(
+            &server.url,
+            "GET",
+            path,
+            &[("Authorization", auth.as_str())],
+            b"",
+            super::harness::WAIT,
+        )
+        .expect("answer");
+        assert_eq!(a.status, 200, "{path}: {}", a.text());
+        a.text()
+    };
+    let topic_links = |page: &str| -> Vec<String> {
+        page.split("<a href=\"/p/team?topic=")
+            .skip(1)
+            .map(|r| r[..r.find('"').expect("end")].to_string())
+            .collect()
+    };
+    let page = get("/p/team");
+    assert!(page.contains("entries in 45 topics"), "{page}");
+    let shown = topic_links(&page);
+    // The 30 largest: the 11 topics of 4 entries (t03, t07, …, t43), the 11 of 3, and the
+    // first 8 of 2 by name; in name order.
+    let mut want: Vec<usize> = (0..45).collect();
+    want.sort_by_key(|&t| (std::cmp::Reverse(t % 4), t));
+    want.truncate(30);
+    want.sort_unstable();
+    let want: Vec<String> = want.iter().map(|t| format!("t{t:02}")).collect();
+    assert_eq!(shown, want);
+    assert!(
+        page.contains("<a href=\"/p/team?topics=all\">every topic (45)</a>"),
+        "{page}"
+    );
+    // The current topic is named even when it is not among the largest.
+    let small = get("/p/team?topic=t00");
+    assert!(topic_links(&small).contains(&"t00".to_string()));
+    assert!(small.contains("Note 0 of t00"));
+    // The list of all names every topic with its count.
+    let all = get("/p/team?topics=all");
+    let listed = topic_links(&all);
+    assert_eq!(listed.len(), 45 + 30, "nav and list");
+    assert!(all.contains("t44 <span class=\"count\">1</span>"), "{all}");
+    // Search: a text field suggesting the largest, keeping the topic searched in.
+    let search = get("/p/team/search?q=note&topic=t00");
+    assert!(
+        search.contains(
+            "<input type=\"text\" id=\"topic\" name=\"topic\" list=\"topic-names\" value=\"t00\""
+        ),
+        "{search}"
+    );
+    assert_eq!(search.matches("<option value=").count(), 30);
+    assert!(search.contains("Note 0 of t00") && !search.contains("Note 0 of t01"));
+    for p in [&page, &all, &search] {
+        assert_eq!(executable_markup(p), None);
+    }
 }
