@@ -185,13 +185,13 @@ EOF
             for (i in s) stop[s[i]] = 1 }
     { want = (NR % 2) ? 2 : 3; q = ""; n = 0
       for (i = 1; i <= NF && n < want; i++) { w = tolower($i); if (!(w in stop)) { q = q (n ? "+" : "") w; n++ } }
-      if (n == want && !(q in seen)) { seen[q] = 1; print q "\t" $0; if (++k == 50) exit } }' > "$d/queries"
+      if (n == want && !(q in seen) && k < 50) { seen[q] = 1; print q "\t" $0; k++ } }' > "$d/queries"
   cut -f1 "$d/queries" | sed 's|^|/p/bench/search?q=|' > "$d/search.paths"
   # Project pages: the first, pages 1-9, and 20 topics.
   {
     echo /p/bench
     for n in 1 2 3 4 5 6 7 8 9; do echo "/p/bench?page=$n"; done
-    git -C "$d/src" ls-files | cut -d/ -f1 | sort -u | shuf --random-source=<(yes) | head -n 20 \
+    git -C "$d/src" ls-files | cut -d/ -f1 | sort -u | shuf -n 20 --random-source=<(yes) \
       | sed 's|^|/p/bench?topic=|'
   } > "$d/project.paths"
   # The paced mix: entry, search and project pages in turn.

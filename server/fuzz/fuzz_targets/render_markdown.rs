@@ -4,8 +4,7 @@
 //! attribute outside its allowlist, an `on*`, `style`, `src` or `srcdoc` attribute, an
 //! href that is not https, http, mailto, `/p/` or `#`, a `<` that begins no tag (text is
 //! escaped, so there is none), or more output than the bound below.
-//! Failing inputs go to `server/tests/fixtures/markdown-regressions/`, replayed by
-//! `cargo test` (see README.md).
+//! A failing input becomes a case in `server/src/web/markdown/tests.rs` (see README.md).
 #![no_main]
 
 use helix_server::web::markdown::{Base, render};
