@@ -90,6 +90,9 @@ pub struct Config {
     /// How long a browser session of the web view lasts after sign-in, hours.
     #[serde(default = "default_session_hours")]
     pub session_hours: u64,
+    /// Days of usage counts kept (`usage.redb`): older days are pruned.
+    #[serde(default = "default_usage_retention")]
+    pub usage_retention_days: u32,
     #[serde(default)]
     pub projects: Vec<ProjectConfig>,
 }
@@ -125,6 +128,10 @@ pub struct ProjectConfig {
     /// The forge where proposals get a pull/merge request (review mode with an upstream).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub forge: Option<ForgeConfig>,
+    /// Accept its clients' usage reports (counts of entries injected and read) and show
+    /// them; `false` refuses every report (`403 usage_disabled`).
+    #[serde(default = "default_true", skip_serializing_if = "is_true")]
+    pub usage: bool,
     #[serde(default)]
     pub tokens: Vec<TokenConfig>,
 }
@@ -309,6 +316,18 @@ fn default_true() -> bool {
 fn default_session_hours() -> u64 {
     12
 }
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
+/// Usage counts kept by default, days: a year and a season, for year-on-year looks.
+pub const DEFAULT_USAGE_RETENTION_DAYS: u32 = 400;
+/// The bounds of `usage_retention_days`: the web view's 30-day figures need 30 at least.
+pub const USAGE_RETENTION_RANGE: std::ops::RangeInclusive<u32> = 30..=3650;
+
+fn default_usage_retention() -> u32 {
+    DEFAULT_USAGE_RETENTION_DAYS
+}
 fn default_branch() -> String {
     "main".into()
 }
@@ -331,6 +350,7 @@ impl Config {
             keep_artifacts: default_keep(),
             web: true,
             session_hours: default_session_hours(),
+            usage_retention_days: default_usage_retention(),
             projects: vec![ProjectConfig {
                 name: "default".into(),
                 upstream: None,
@@ -342,6 +362,7 @@ impl Config {
                 writes: WriteMode::Direct,
                 show_proposals: false,
                 forge: None,
+                usage: true,
                 tokens: Vec::new(),
             }],
         }
@@ -370,6 +391,14 @@ impl Config {
 
     /// The rules the file's shape does not say; the reason of the first one broken.
     fn check(&self) -> Result<(), String> {
+        if !USAGE_RETENTION_RANGE.contains(&self.usage_retention_days) {
+            return Err(format!(
+                "usage_retention_days = {} must be {} to {}",
+                self.usage_retention_days,
+                USAGE_RETENTION_RANGE.start(),
+                USAGE_RETENTION_RANGE.end()
+            ));
+        }
         if !(1..=24 * 90).contains(&self.session_hours) {
             return Err(format!(
                 "session_hours = {} must be 1 to 2160 (90 days)",
@@ -483,112 +512,4 @@ impl ProjectConfig {
 pub use helix_index_format::wire::is_valid_project_name as valid_project_name;
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parses_minimal_project_with_defaults() {
-        let cfg = Config::parse("[[projects]]\nname = \"backend\"\n", "t").expect("valid");
-        assert_eq!(cfg.listen.to_string(), "127.0.0.1:7700");
-        assert_eq!(cfg.projects[0].branch, "main");
-        assert!(!cfg.anonymous_loopback);
-    }
-
-    #[test]
-    fn rejects_bad_project_names_and_unknown_keys() {
-        let e = Config::parse("[[projects]]\nname = \"../x\"\n", "f.toml").unwrap_err();
-        assert!(format!("{e:#}").contains("project name"), "{e:#}");
-        let e = Config::parse("bogus = 1\n", "f.toml").unwrap_err();
-        assert!(format!("{e:#}").contains("bogus"), "{e:#}");
-    }
-
-    #[test]
-    fn review_mode_and_forge_are_checked() {
-        let base = "[[projects]]\nname = \"p\"\nupstream = \"/srv/kb.git\"\n";
-        let cfg = Config::parse(&format!("{base}writes = \"review\"\n"), "f").expect("valid");
-        assert_eq!(cfg.projects[0].writes, WriteMode::Review);
-        assert!(
-            Config::parse(base, "f").expect("valid").projects[0]
-                .writes
-                .is_direct()
-        );
-        let forge =
-            "[projects.forge]\nkind = \"github\"\nrepository = \"acme/kb\"\ntoken_env = \"T\"\n";
-        // A direct project's forge gives the web view's edit links, and needs no token.
-        let links = "[projects.forge]\nkind = \"gitlab\"\nrepository = \"acme/kb\"\n";
-        let cfg = Config::parse(&format!("{base}{links}"), "f").expect("links only");
-        let f = cfg.projects[0].forge.as_ref().expect("forge");
-        assert_eq!(
-            f.edit_url("main", "ops/a b.md").as_deref(),
-            Some("https://gitlab.com/acme/kb/-/edit/main/ops/a%20b.md")
-        );
-        let e = Config::parse(&format!("{base}writes = \"review\"\n{links}"), "f").unwrap_err();
-        assert!(format!("{e}").contains("review mode opens"), "{e}");
-        let e = Config::parse(&format!("[[projects]]\nname = \"p\"\n{forge}"), "f").unwrap_err();
-        assert!(format!("{e}").contains("needs an upstream"), "{e}");
-        let cfg = Config::parse(&format!("{base}writes = \"review\"\n{forge}"), "f").expect("ok");
-        let f = cfg.projects[0].forge.as_ref().expect("forge");
-        assert_eq!(
-            (f.api_base().as_str(), f.label.as_str()),
-            ("https://api.github.com", "helix-proposal")
-        );
-        assert_eq!(
-            f.edit_url("main", "git/rebase.md").as_deref(),
-            Some("https://github.com/acme/kb/edit/main/git/rebase.md")
-        );
-        let enterprise = ForgeConfig {
-            api: Some("https://git.example.com/api/v3/".into()),
-            ..f.clone()
-        };
-        assert_eq!(
-            enterprise.edit_url("trunk", "x.md").as_deref(),
-            Some("https://git.example.com/acme/kb/edit/trunk/x.md")
-        );
-        let by_id = ForgeConfig {
-            kind: ForgeKind::Gitlab,
-            repository: "1234".into(),
-            ..f.clone()
-        };
-        assert_eq!(by_id.edit_url("main", "x.md"), None);
-        let both = forge.replace(
-            "token_env = \"T\"",
-            "token_env = \"T\"\ntoken_file = \"/t\"",
-        );
-        let e = Config::parse(&format!("{base}writes = \"review\"\n{both}"), "f").unwrap_err();
-        assert!(format!("{e}").contains("exactly one of token_env"), "{e}");
-        let e = Config::parse(&format!("{base}show_proposals = true\n"), "f").unwrap_err();
-        assert!(
-            format!("{e}").contains("show_proposals needs writes"),
-            "{e}"
-        );
-        let shown = format!("{base}writes = \"review\"\nshow_proposals = true\n");
-        assert!(Config::parse(&shown, "f").expect("ok").projects[0].show_proposals);
-        let e = Config::parse(&format!("{base}writes = \"reviewed\"\n"), "f").unwrap_err();
-        assert!(format!("{e}").contains("reviewed"), "{e}");
-    }
-
-    #[test]
-    fn empty_webhook_secrets_and_option_like_upstreams_are_refused() {
-        for secret in ["", "  "] {
-            let text = format!("[[projects]]\nname = \"p\"\nwebhook_secret = {secret:?}\n");
-            let e = Config::parse(&text, "f.toml").unwrap_err();
-            assert!(
-                format!("{e:#}").contains("webhook_secret is empty"),
-                "{e:#}"
-            );
-        }
-        let e = Config::parse(
-            "[[projects]]\nname = \"p\"\nupstream = \"--upload-pack=x\"\n",
-            "f.toml",
-        )
-        .unwrap_err();
-        assert!(format!("{e:#}").contains("not a git URL"), "{e:#}");
-        assert!(
-            Config::parse(
-                "[[projects]]\nname = \"p\"\nwebhook_secret = \"s3cret\"\n",
-                "f"
-            )
-            .is_ok()
-        );
-    }
-}
+mod tests;

@@ -8,6 +8,7 @@ use helix_index_format::ValidationError;
 use helix_index_format::wire::EditConflict;
 
 use crate::project::{JobError, PinError, ProposalError, WriteError};
+use crate::usage::UsageError;
 
 /// An error answered to a client.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,6 +52,14 @@ impl AppError {
     }
     pub fn internal(m: impl Into<String>) -> AppError {
         AppError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", m)
+    }
+    /// The project's configuration says `usage = false`: the client stops reporting.
+    pub fn usage_disabled(project: &str) -> AppError {
+        AppError::new(
+            StatusCode::FORBIDDEN,
+            "usage_disabled",
+            format!("project {project:?} takes no usage reports (usage = false on the server)"),
+        )
     }
 }
 
@@ -110,6 +119,22 @@ impl From<ProposalError> for AppError {
                 (StatusCode::SERVICE_UNAVAILABLE, "unavailable")
             }
             ProposalError::Repository(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+        };
+        AppError::new(status, code, e.to_string())
+    }
+}
+
+impl From<UsageError> for AppError {
+    fn from(e: UsageError) -> AppError {
+        let (status, code) = match &e {
+            UsageError::Invalid(_) => (StatusCode::UNPROCESSABLE_ENTITY, "invalid_usage"),
+            UsageError::KeyReused { .. } => {
+                (StatusCode::UNPROCESSABLE_ENTITY, "idempotency_key_reused")
+            }
+            UsageError::Unavailable(_) | UsageError::Db(_) => {
+                (StatusCode::SERVICE_UNAVAILABLE, "unavailable")
+            }
+            UsageError::Artifact(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         };
         AppError::new(status, code, e.to_string())
     }
@@ -298,6 +323,38 @@ mod tests {
         );
         let pin = AppError::from(PinError::Ambiguous(s("abcd")));
         assert_eq!((pin.status.as_u16(), pin.code), (400, "bad_request"));
+    }
+
+    /// The usage errors' statuses and codes (docs/http-api.md, `POST …/usage`).
+    #[test]
+    fn usage_errors_keep_their_documented_status_and_code() {
+        let s = String::from;
+        let cases = [
+            (
+                UsageError::Invalid(crate::usage::Invalid(s("rows[0].day \"x\" is not a day"))),
+                422,
+                "invalid_usage",
+            ),
+            (
+                UsageError::KeyReused { key: s("k") },
+                422,
+                "idempotency_key_reused",
+            ),
+            (UsageError::Unavailable(s("disk")), 503, "unavailable"),
+            (
+                UsageError::Artifact(helix_index_format::FormatError::BadMagic { got: [0; 8] }),
+                500,
+                "internal",
+            ),
+        ];
+        for (e, status, code) in cases {
+            let message = e.to_string();
+            let answer = AppError::from(e);
+            assert_eq!((answer.status.as_u16(), answer.code), (status, code));
+            assert_eq!(answer.message, message);
+        }
+        let off = AppError::usage_disabled("kb");
+        assert_eq!((off.status.as_u16(), off.code), (403, "usage_disabled"));
     }
 
     /// The proposal errors' statuses and codes (docs/http-api.md); a landing failure keeps

@@ -15,6 +15,7 @@ pub mod state;
 pub mod store;
 pub mod sys;
 pub mod transfer;
+pub mod usage;
 pub mod web;
 
 use std::future::Future;

@@ -17,6 +17,9 @@ pub struct Metrics {
     fetch_errors: Mutex<BTreeMap<String, u64>>,
     /// Index bodies sent, by (project, form): count and bytes.
     transfers: Mutex<BTreeMap<(String, String), (u64, u64)>>,
+    /// Usage reports by (project, outcome), and the rows counted per project.
+    usage_reports: Mutex<BTreeMap<(String, String), u64>>,
+    usage_rows: Mutex<BTreeMap<String, u64>>,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -68,6 +71,20 @@ impl Metrics {
             .or_default();
         t.0 += 1;
         t.1 += bytes;
+    }
+
+    /// A usage report answered: `outcome` is `accepted` (with the `rows` counted),
+    /// `duplicate` (a retry, nothing counted), `refused` (invalid, or `usage = false`) or
+    /// `failed` (the store could not take it).
+    pub fn usage_report(&self, project: &str, outcome: &str, rows: u64) {
+        *lock(&self.usage_reports)
+            .entry((project.to_string(), outcome.to_string()))
+            .or_default() += 1;
+        if rows > 0 {
+            *lock(&self.usage_rows)
+                .entry(project.to_string())
+                .or_default() += rows;
+        }
     }
 
     /// The Prometheus text exposition.
@@ -174,6 +191,26 @@ impl Metrics {
                 );
             }
         }
+        family(
+            &mut o,
+            "helix_usage_reports_total",
+            "counter",
+            "Usage reports by outcome: accepted, duplicate, refused or failed.",
+        );
+        for ((p, outcome), n) in lock(&self.usage_reports).iter() {
+            let _ = writeln!(
+                o,
+                "helix_usage_reports_total{{project=\"{}\",outcome=\"{}\"}} {n}",
+                esc(p),
+                esc(outcome)
+            );
+        }
+        per_project(
+            &mut o,
+            ("helix_usage_rows_total", "counter"),
+            "Usage rows counted (entry and day) from accepted reports.",
+            lock(&self.usage_rows).iter(),
+        );
         o
     }
 }
@@ -214,6 +251,8 @@ mod tests {
         m.fetch_error("a\"b");
         m.transfer("kb", "patch", 100);
         m.transfer("kb", "patch", 20);
+        m.usage_report("kb", "accepted", 3);
+        m.usage_report("kb", "duplicate", 0);
         let expected = r#"# HELP helix_http_requests_total HTTP requests by route, method and status.
 # TYPE helix_http_requests_total counter
 helix_http_requests_total{route="/v1/projects/{project}/index",method="GET",status="304"} 1
@@ -246,6 +285,13 @@ helix_index_responses_total{project="kb",form="patch"} 2
 # HELP helix_index_response_bytes_total Bytes of index bodies sent, by form.
 # TYPE helix_index_response_bytes_total counter
 helix_index_response_bytes_total{project="kb",form="patch"} 120
+# HELP helix_usage_reports_total Usage reports by outcome: accepted, duplicate, refused or failed.
+# TYPE helix_usage_reports_total counter
+helix_usage_reports_total{project="kb",outcome="accepted"} 1
+helix_usage_reports_total{project="kb",outcome="duplicate"} 1
+# HELP helix_usage_rows_total Usage rows counted (entry and day) from accepted reports.
+# TYPE helix_usage_rows_total counter
+helix_usage_rows_total{project="kb"} 3
 "#;
         assert_eq!(m.render(), expected);
     }

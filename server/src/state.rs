@@ -8,6 +8,7 @@ use crate::config::Config;
 use crate::metrics::Metrics;
 use crate::project::{Project, StartError};
 use crate::sys::{read, write};
+use crate::usage::Usage;
 
 /// Why the server could not start serving.
 #[derive(Debug, thiserror::Error)]
@@ -34,6 +35,8 @@ pub struct Inner {
     access: std::sync::RwLock<Arc<Config>>,
     pub projects: BTreeMap<String, Arc<Project>>,
     pub metrics: Arc<Metrics>,
+    /// Usage reports and their summaries (`usage.redb`).
+    pub usage: Arc<Usage>,
 }
 
 impl std::ops::Deref for AppState {
@@ -57,11 +60,13 @@ impl AppState {
             .into_iter()
             .map(|p| (p.name().to_string(), p))
             .collect();
+            let usage = Arc::new(Usage::open(&config.data_dir, config.usage_retention_days));
             Ok(AppState(Arc::new(Inner {
                 access: std::sync::RwLock::new(Arc::new(config.clone())),
                 config,
                 projects,
                 metrics,
+                usage,
             })))
         })
         .await?
@@ -110,9 +115,12 @@ impl AppState {
             || new.keep_artifacts != old.keep_artifacts
             || new.web != old.web
             || new.session_hours != old.session_hours
+            || new.usage_retention_days != old.usage_retention_days
         {
-            warnings
-                .push("limits, keep_artifacts, web and session_hours apply after a restart".into());
+            warnings.push(
+                "limits, keep_artifacts, web, session_hours and usage_retention_days apply after a restart"
+                    .into(),
+            );
         }
         *write(&self.access) = Arc::new(new);
         warnings

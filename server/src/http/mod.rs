@@ -4,8 +4,8 @@
 //! This module wires the routes and layers and answers health, metrics and unknown routes;
 //! the handlers live in one module per concern: `caller` (who is asking), `index` (the
 //! project list, the index download and status), `read` (search and one entry), `write`
-//! (entries and proposals) and `refresh` (refresh and webhooks). The web view's pages are
-//! `crate::web`, merged in here.
+//! (entries and proposals), `refresh` (refresh and webhooks) and `usage` (usage reports
+//! and summaries). The web view's pages are `crate::web`, merged in here.
 
 use std::time::Duration;
 
@@ -25,16 +25,19 @@ mod read;
 mod refresh;
 #[cfg(test)]
 mod tests;
+mod usage;
 mod write;
 
 pub use caller::Caller;
 pub use index::{INDEX_CONTENT_TYPE, PROPOSALS_HEADER};
 pub use read::MAX_LIMIT;
 pub use refresh::WEBHOOK_BODY_LIMIT;
+pub use usage::USAGE_BODY_LIMIT;
 
 use index::{get_index, get_status, list_projects};
 use read::{get_entry, search};
 use refresh::refresh;
+use usage::{get_usage, post_usage, usage_body_limit};
 use write::{
     approve_proposal, get_proposal, list_proposals, post_entry, put_entry, reject_proposal,
     shared_proposals,
@@ -43,6 +46,7 @@ use write::{
 /// The router with every route and layer.
 pub fn app(state: AppState) -> Router {
     let limit = state.config.max_body_bytes;
+    let usage_limit = usage_body_limit(&state);
     let timeout = Duration::from_secs(state.config.request_timeout_secs);
     let pages = if state.config.web {
         crate::web::routes(state.clone())
@@ -71,6 +75,13 @@ pub fn app(state: AppState) -> Router {
         .route(
             "/v1/projects/{project}/proposals/{id}/reject",
             post(reject_proposal),
+        )
+        // A report of many rows is larger than an entry.
+        .route(
+            "/v1/projects/{project}/usage",
+            get(get_usage)
+                .post(post_usage)
+                .layer(DefaultBodyLimit::max(usage_limit)),
         )
         .route(
             "/v1/projects/{project}/entries/{*id}",

@@ -29,7 +29,7 @@ pub(super) struct SearchQuery {
 }
 
 /// The served artifact of a project, or `503` while it has none.
-fn served(p: &crate::project::Project) -> Result<std::sync::Arc<Served>, AppError> {
+pub(super) fn served(p: &crate::project::Project) -> Result<std::sync::Arc<Served>, AppError> {
     p.current().ok_or_else(|| {
         AppError::unavailable(format!(
             "project {:?} has no artifact yet; it is being fetched and compiled",

@@ -16,6 +16,8 @@ use crate::config::{Config, ProjectConfig, Scope, TokenConfig};
 use crate::state::AppState;
 use crate::transfer;
 
+mod usage;
+
 async fn state(dir: &std::path::Path, anonymous: bool) -> AppState {
     let mut cfg = Config::embedded_default();
     cfg.data_dir = dir.to_path_buf();

@@ -63,6 +63,12 @@ fn write_request(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<(Bytes, Option<String>), AppError> {
     let body = body.map_err(|e| body_error(e, state.config.max_body_bytes))?;
+    require_json(headers)?;
+    Ok((body, idempotency_key(headers)?))
+}
+
+/// `Content-Type: application/json`, or `400`.
+pub(super) fn require_json(headers: &HeaderMap) -> Result<(), AppError> {
     let ct = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -76,7 +82,7 @@ fn write_request(
             "Content-Type must be application/json (got {ct:?})"
         )));
     }
-    Ok((body, idempotency_key(headers)?))
+    Ok(())
 }
 
 /// A JSON body read as `T`: a wrong shape is `422 invalid_entry`, broken JSON `400`.

@@ -136,6 +136,7 @@ mod tests {
             writes: Default::default(),
             show_proposals: false,
             forge: None,
+            usage: true,
             tokens: vec![],
         }
     }

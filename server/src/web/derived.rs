@@ -116,13 +116,12 @@ impl Topics {
             return self.visible.iter().collect();
         };
         let mut out: Vec<&(String, u32)> = largest.iter().map(|&i| &self.visible[i]).collect();
-        if let Some(c) = current {
-            if !out.iter().any(|t| t.0 == c) {
-                if let Ok(i) = self.visible.binary_search_by(|t| t.0.as_str().cmp(c)) {
-                    out.push(&self.visible[i]);
-                    out.sort_by(|a, b| a.0.cmp(&b.0));
-                }
-            }
+        if let Some(c) = current
+            && !out.iter().any(|t| t.0 == c)
+            && let Ok(i) = self.visible.binary_search_by(|t| t.0.as_str().cmp(c))
+        {
+            out.push(&self.visible[i]);
+            out.sort_by(|a, b| a.0.cmp(&b.0));
         }
         out
     }

@@ -1,6 +1,7 @@
 //! One entry's page: its Markdown rendered safely, its front matter (tags, sources, author,
-//! date, status, the supersedes chain both ways, review due), its history from git, and a
-//! link to edit it on the project's forge.
+//! date, status, the supersedes chain both ways, review due), how often agents were given it
+//! and read it (the clients' usage reports), its history from git, and a link to edit it on
+//! the project's forge.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -17,6 +18,9 @@ use super::{Viewer, WebState};
 use crate::git::{ChangeKind, History, Limits};
 use crate::knowledge::{self, EntryView, Status};
 use crate::project::Project;
+
+/// The window of the usage line.
+const USAGE_DAYS: u32 = 30;
 
 /// How far back an entry's page looks in git.
 const HISTORY: Limits = Limits {
@@ -100,6 +104,9 @@ pub async fn page(
         );
     }
     facts(&mut page.body, &view, &link);
+    if p.cfg.usage {
+        usage_line(&mut page.body, &web, &name, &view.id).await;
+    }
     let _ = write!(
         page.body,
         "<div class=\"body\">{}</div>",
@@ -126,6 +133,27 @@ pub async fn page(
     page.push("</article>");
     history_section(&mut page.body, history.as_deref());
     page.render()
+}
+
+/// "Injected 6 times to 2 people in the last 30 days, read in full once.": the clients'
+/// reports over the window, read for this entry alone.
+async fn usage_line(out: &mut String, web: &WebState, project: &str, id: &str) {
+    let usage = &web.app.usage;
+    let days = USAGE_DAYS.min(usage.retention());
+    match usage.entry(project, id, days).await {
+        Ok(e) => {
+            let _ = write!(
+                out,
+                "<p class=\"usage\"><a href=\"/p/{}/usage\">Usage</a>: {}</p>",
+                enc_path(project),
+                esc(&crate::usage::in_words(&e, days))
+            );
+        }
+        Err(e) => {
+            tracing::warn!(project, error = %e, "no usage figures for the entry page");
+            out.push_str("<p class=\"usage\">Usage figures are unavailable right now.</p>");
+        }
+    }
 }
 
 /// The entry's file in the repository (ids are relative to the project's `subdir`).

@@ -26,6 +26,7 @@ pub enum Tab {
     Entries,
     Proposals,
     Health,
+    Usage,
 }
 
 /// One page being written.
@@ -80,6 +81,7 @@ impl<'a> Page<'a> {
                 (Tab::Entries, format!("/p/{pe}"), "Entries"),
                 (Tab::Proposals, format!("/p/{pe}/proposals"), "Proposals"),
                 (Tab::Health, format!("/p/{pe}/health"), "Health"),
+                (Tab::Usage, format!("/p/{pe}/usage"), "Usage"),
             ] {
                 let current = if tab == self.tab {
                     " aria-current=\"page\""

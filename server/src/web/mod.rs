@@ -4,7 +4,7 @@
 //!
 //! This module wires the routes, finds who is looking ([`Viewer`]) and answers the pages
 //! every section shares (sign-in, errors, static files); the pages live in one module per
-//! section: `browse` (projects, a project, search), `entry`, `review` and `health`. Derived
+//! section: `browse` (projects, a project, search), `entry`, `review`, `health` and `usage`. Derived
 //! views of an artifact (entries newest first, near-duplicate pairs) and git histories are
 //! computed once and kept in [`Web`].
 
@@ -19,6 +19,7 @@ pub mod html;
 pub mod markdown;
 mod review;
 mod sign;
+mod usage;
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -78,6 +79,7 @@ pub fn routes(app: AppState) -> Router<AppState> {
             post(review::decide),
         )
         .route("/p/{project}/health", get(health::page))
+        .route("/p/{project}/usage", get(usage::page))
         .with_state(web)
 }
 

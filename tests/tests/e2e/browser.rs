@@ -160,6 +160,15 @@ fn a_reviewer_searches_reads_and_decides_in_a_real_browser() {
     clean(&b, "health");
     shot(&b, "health");
 
+    // Usage: no report yet, so every entry in default results is a candidate.
+    b.find(".tabs a[href$='/usage']").click();
+    assert!(
+        b.find("#u-quiet")
+            .text()
+            .contains("Not injected in the last 90 days")
+    );
+    clean(&b, "usage");
+
     // A phone: the same pages fit, nothing scrolls sideways.
     b.emulate_width(Some(375));
     for path in [
@@ -167,6 +176,7 @@ fn a_reviewer_searches_reads_and_decides_in_a_real_browser() {
         format!("/p/{ALPHA}/search?q=runner"),
         format!("/p/{ALPHA}/e/ci/runner-new.md"),
         format!("/p/{ALPHA}/health"),
+        format!("/p/{ALPHA}/usage"),
     ] {
         b.goto(&format!("{url}{path}"));
         clean(&b, &format!("{path} at 375 px"));
