@@ -1,5 +1,6 @@
 //! The command line shared by both binaries: `helix` (everything local, and every hook)
-//! and `helix-net` (the commands that talk to a server: `sync`, `review`, `doctor`, `mcp`).
+//! and `helix-net` (the commands that talk to a server: `sync`, `review`, `usage`, `doctor`,
+//! `mcp`).
 //!
 //! The network commands reach [`run`] through a closure so that the `helix` binary never
 //! references reqwest, rustls, tokio or rmcp: the linker leaves them out, and a hook process
@@ -49,6 +50,9 @@ pub enum Command {
     Store(commands::store::Args),
     /// List, approve or reject proposals (projects whose server reviews writes).
     Review(commands::review::Args),
+    /// How the team's agents used a project's entries: injections, people, sessions, reads
+    /// (from the usage reports `helix sync` sends; docs/usage.md).
+    Usage(commands::usage::Args),
     /// Edit an entry in $EDITOR or with --title/--body/…; retire or supersede entries
     /// (pending until the next sync, refused there if the entry changed meanwhile).
     Edit(commands::edit::Args),
@@ -72,6 +76,7 @@ pub enum Command {
 pub enum NetCommand {
     Sync(commands::sync::Args),
     Review(commands::review::Args),
+    Usage(commands::usage::Args),
     Doctor(commands::doctor::Args),
     Mcp,
 }
@@ -94,6 +99,7 @@ pub fn run(cli: Cli, net: impl FnOnce(NetCommand) -> anyhow::Result<ExitCode>) -
         Command::Sync(a) => net(NetCommand::Sync(a)),
         Command::Store(a) => commands::store::run(a),
         Command::Review(a) => net(NetCommand::Review(a)),
+        Command::Usage(a) => net(NetCommand::Usage(a)),
         Command::Edit(a) => commands::edit::run(a),
         Command::Doctor(a) => net(NetCommand::Doctor(a)),
         Command::Mcp => net(NetCommand::Mcp),

@@ -24,6 +24,9 @@ pub struct ProjectConfig {
     /// `[check] stale_commits`: commits to a source after an entry's date beyond which
     /// `helix check --stale` reports it.
     pub stale_commits: Option<u32>,
+    /// `[hooks] session_budget`: characters of context the hooks give one agent session
+    /// (0: no cap; `hook::budget`).
+    pub session_budget: Option<u64>,
 }
 
 /// `[check]` of `.helix.toml`.
@@ -31,6 +34,13 @@ pub struct ProjectConfig {
 #[serde(deny_unknown_fields)]
 struct RawCheck {
     stale_commits: Option<u32>,
+}
+
+/// `[hooks]` of `.helix.toml`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHooks {
+    session_budget: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -43,6 +53,8 @@ struct RawProject {
     project: Option<String>,
     #[serde(default)]
     check: RawCheck,
+    #[serde(default)]
+    hooks: RawHooks,
 }
 
 /// What to write when no configuration is found; every command that needs one says this.
@@ -130,6 +142,7 @@ pub fn parse(file: &Path, text: &str) -> Result<ProjectConfig> {
                 local: None,
                 file: file.to_path_buf(),
                 stale_commits: raw.check.stale_commits,
+                session_budget: raw.hooks.session_budget,
             }
         }
         (None, Some(local)) => {
@@ -151,6 +164,7 @@ pub fn parse(file: &Path, text: &str) -> Result<ProjectConfig> {
                 local: Some(local),
                 file: file.to_path_buf(),
                 stale_commits: raw.check.stale_commits,
+                session_budget: raw.hooks.session_budget,
             }
         }
     };
@@ -199,6 +213,24 @@ pub struct UserConfig {
     /// `[sync]`: network bounds of `helix sync` (see `sync::NetLimits`).
     #[serde(default)]
     pub sync: SyncUserConfig,
+    /// `[usage]`: the usage reports `helix sync` sends (docs/usage.md).
+    #[serde(default)]
+    pub usage: UsageUserConfig,
+}
+
+/// `[usage]` of the user config.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UsageUserConfig {
+    /// `false`: `helix sync` sends no usage reports (default: it does).
+    pub report: Option<bool>,
+}
+
+impl UsageUserConfig {
+    /// Whether `helix sync` sends usage reports.
+    pub fn report(&self) -> bool {
+        self.report.unwrap_or(true)
+    }
 }
 
 /// `[sync]` of the user config; unset keys keep their defaults.
@@ -297,6 +329,15 @@ fn token_from(token: Option<&str>, command: Option<&str>, server: &str) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn usage_reports_are_on_unless_turned_off() {
+        let parse = |t: &str| toml::from_str::<UserConfig>(t);
+        assert!(parse("").unwrap().usage.report());
+        assert!(!parse("[usage]\nreport = false\n").unwrap().usage.report());
+        assert!(parse("[usage]\nreport = true\n").unwrap().usage.report());
+        assert!(parse("[usage]\nreports = false\n").is_err());
+    }
 
     #[test]
     fn parses_server_and_local() {

@@ -1,8 +1,8 @@
-//! The injection log: one JSON line per hook call that injected entries (time, session,
-//! hook, where, and per entry its score and the signal that let it through), so anyone can
-//! see afterwards what the model was shown and why. Written by the hooks, read by
-//! `helix log`. Per user, bounded: `$XDG_CACHE_HOME/helix/injections.log` plus the previous
-//! `injections.log.1`, each at most [`MAX_BYTES`].
+//! The injection log: one JSON line per hook call that added context (time, session, hook,
+//! where, the characters added, and per entry its score and the signal that let it
+//! through), so anyone can see afterwards what the model was shown and why. Written by the
+//! hooks, read by `helix log`. Per user, bounded: `$XDG_CACHE_HOME/helix/injections.log`
+//! plus the previous `injections.log.1`, each at most [`MAX_BYTES`].
 //!
 //! Writing must never slow or break a hook: one `O_APPEND` write to a file opened once, no
 //! fsync, every error ignored (the record is dropped).
@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 /// A log file is rotated (to `.1`, replacing the older one) once it passes this size.
 pub const MAX_BYTES: u64 = 512 * 1024;
 
-/// One hook call that injected something.
+/// One hook call that added context (or whose context the session budget kept back).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
     /// Unix milliseconds.
@@ -34,6 +34,18 @@ pub struct Record {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
     pub entries: Vec<Injected>,
+    /// Characters of context this call added (the text the agent was given, its entries
+    /// and every other line); 0 in records written before they were counted.
+    #[serde(default)]
+    pub chars: u64,
+    /// Characters of context the session's budget kept back: the call printed nothing
+    /// (`chars` is 0, `entries` empty). 0 for a call that spoke.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub withheld: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One injected entry.
@@ -65,6 +77,24 @@ pub fn append(record: &Record) {
     let _ = append_to(&path(), record);
 }
 
+/// Appends a `read` record (`usage::READ_HOOK`): an agent read `entry` (`project:id`) in full
+/// with `helix read` or MCP `read`, in `cwd`, as `agent` when known. No session: neither
+/// knows the agent's; usage reports attribute the read to an injection (`usage::build`).
+/// Best effort, as every append.
+pub fn append_read(entry: &str, cwd: Option<&Path>, agent: Option<&str>) {
+    // Built from JSON, so the record's other fields keep their defaults.
+    let record = serde_json::json!({
+        "t": crate::sys::now_ms(),
+        "hook": crate::usage::READ_HOOK,
+        "agent": agent,
+        "cwd": cwd.map(|c| c.to_string_lossy()),
+        "entries": [{"id": entry, "score": 0.0, "signal": "read"}],
+    });
+    if let Ok(r) = serde_json::from_value::<Record>(record) {
+        append(&r);
+    }
+}
+
 fn append_to(path: &Path, record: &Record) -> std::io::Result<()> {
     let mut line = serde_json::to_string(record)?;
     line.push('\n');
@@ -91,6 +121,18 @@ fn append_to(path: &Path, record: &Record) -> std::io::Result<()> {
     }
     // One write call: appends of a line never interleave with another process's.
     file.write_all(line.as_bytes())
+}
+
+/// When the log was last written, Unix milliseconds (the newer of its two files); `None`
+/// when there is none. No record is newer: each is stamped before it is written.
+pub fn last_write_ms() -> Option<i64> {
+    let path = path();
+    [previous(&path), path]
+        .iter()
+        .filter_map(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok())
+        .filter_map(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .max()
 }
 
 /// Every record of the log, oldest first (unparseable lines skipped), optionally only
@@ -136,6 +178,8 @@ mod tests {
                 signal: "separation".into(),
                 points: 4.0,
             }],
+            chars: 120,
+            withheld: 0,
         }
     }
 
@@ -167,6 +211,21 @@ mod tests {
                     .all(|l| serde_json::from_str::<Record>(l).is_ok())
             );
         }
+    }
+
+    /// Records written before characters were counted still read, with none.
+    #[test]
+    fn older_records_read_with_no_characters() {
+        let r: Record = serde_json::from_str(
+            r#"{"t":1,"session":"s","hook":"prompt","entries":[{"id":"p:a.md","score":1.0,"signal":"source"}]}"#,
+        )
+        .unwrap();
+        assert_eq!((r.chars, r.withheld, r.entries.len()), (0, 0, 1));
+        let line = serde_json::to_string(&record(2, "s")).unwrap();
+        assert!(
+            line.contains(r#""chars":120"#) && !line.contains("withheld"),
+            "{line}"
+        );
     }
 
     #[test]

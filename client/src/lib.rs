@@ -17,3 +17,4 @@ pub mod paths;
 pub mod pending;
 pub mod stale;
 pub mod sys;
+pub mod usage;

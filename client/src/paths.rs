@@ -57,6 +57,18 @@ pub fn pending_dir(server: &str, project: &str) -> PathBuf {
         .join(project)
 }
 
+/// The usage-report state of one project on one server (docs/usage.md): the cursor into the
+/// injection log, the reports written but not yet acknowledged, a refusal's pause:
+/// `state_dir()/servers/<server-key>/usage/<project>.json`. Keyed by server as the pending
+/// queue is, so a report meant for one team's server is never sent to another's.
+pub fn usage_state_file(server: &str, project: &str) -> PathBuf {
+    state_dir()
+        .join("servers")
+        .join(server_key(server))
+        .join("usage")
+        .join(format!("{project}.json"))
+}
+
 /// Where helix kept a project's pending entries before they were keyed by server:
 /// `data_dir()/pending/<project>`, whatever the server. A root of its own (`pending/`, not
 /// `servers/`), so it is never mistaken for the current layout.

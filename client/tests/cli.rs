@@ -3,6 +3,8 @@
 
 #[path = "cli/agents.rs"]
 mod agents;
+#[path = "cli/budget.rs"]
+mod budget;
 #[path = "cli/common.rs"]
 mod common;
 #[path = "cli/edit.rs"]

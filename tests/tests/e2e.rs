@@ -14,6 +14,8 @@ mod e2e {
     mod review;
     pub mod site;
     mod team_story;
+    mod usage;
+    mod usage_server;
     mod web;
     pub mod webdriver;
 }

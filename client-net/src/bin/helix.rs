@@ -101,7 +101,7 @@ fn exec_net() -> anyhow::Result<ExitCode> {
         .args(std::env::args_os().skip(1))
         .exec();
     anyhow::bail!(
-        "cannot run {}: {err} (helix runs it for sync, doctor and mcp; install it next to helix: `cargo install --locked --path client-net`)",
+        "cannot run {}: {err} (helix runs it for sync, review, usage, doctor and mcp; install it next to helix: `cargo install --locked --path client-net`)",
         net.display()
     )
 }

@@ -1,5 +1,6 @@
 //! Background `helix sync` runs started after a `store`, so an entry reaches the server
-//! soon without the tool call waiting on the network.
+//! soon without the tool call waiting on the network. Each run is a whole `helix sync
+//! --quiet`, so it also sends the projects' usage reports (docs/usage.md).
 
 use std::path::Path;
 

@@ -10,6 +10,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
 
 const TOOL_NAMES: [&str; 6] = ["search", "store", "edit", "read", "brief", "topics"];
 
@@ -25,12 +26,25 @@ work with it. One fact per entry, a specific title, no secrets, no transient cha
 Search first so you do not store a duplicate; correct an entry that is wrong or outdated with \
 `edit` (change it, `status: \"retired\"` it, or have a new entry `supersedes` it).";
 
-/// The MCP server: stateless apart from the working directory; every call re-opens the
-/// knowledge (cheap: mmap) so it reflects syncs and stores made meanwhile.
+/// The MCP server: stateless apart from the working directory and the client's name; every
+/// call re-opens the knowledge (cheap: mmap) so it reflects syncs and stores made meanwhile.
 #[derive(Debug, Clone)]
 pub struct HelixMcp {
     cwd: PathBuf,
+    /// helix's name of the agent, from the client name it gave at initialize (`None`: not
+    /// one helix knows), learned at its first tool call.
+    agent: Arc<OnceLock<Option<&'static str>>>,
     tool_router: ToolRouter<HelixMcp>,
+}
+
+/// helix's name of the agent (`claude`, `codex`, …) an MCP client name is of, e.g.
+/// `claude-code` → `claude`; `None` for a client helix has no adapter for.
+fn agent_of_client(name: &str) -> Option<&'static str> {
+    let name = name.to_ascii_lowercase();
+    helix_client::hook::agent::ADAPTERS
+        .iter()
+        .map(|a| a.name)
+        .find(|a| name.contains(a))
 }
 
 /// Runs `helix mcp` on stdin/stdout until the client closes the connection.
@@ -76,6 +90,7 @@ impl HelixMcp {
     pub fn new(cwd: PathBuf) -> Self {
         HelixMcp {
             cwd,
+            agent: Arc::default(),
             tool_router: Self::tool_router(),
         }
     }
@@ -151,7 +166,8 @@ impl HelixMcp {
         Parameters(args): Parameters<ReadArgs>,
     ) -> Result<CallToolResult, ErrorData> {
         let cwd = self.cwd.clone();
-        run_tool(move || read_tool(&cwd, args), "read").await
+        let agent = self.agent.get().copied().flatten();
+        run_tool(move || read_tool(&cwd, args, agent), "read").await
     }
 
     #[tool(
@@ -205,6 +221,12 @@ impl ServerHandler for HelixMcp {
                 None,
             ));
         }
+        self.agent.get_or_init(|| {
+            context
+                .peer
+                .peer_info()
+                .and_then(|info| agent_of_client(&info.client_info.name))
+        });
         let tcc = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
         self.tool_router.call(tcc).await
     }
@@ -217,3 +239,17 @@ use tools::{
     BriefArgs, EditArgs, ReadArgs, SearchArgs, StoreArgs, ToolError, ToolOutcome, TopicsArgs,
     brief_tool, edit_tool, read_tool, search_tool, store_tool, topics_tool,
 };
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn client_names_map_to_helix_agents() {
+        use super::agent_of_client as a;
+        assert_eq!(a("claude-code"), Some("claude"));
+        assert_eq!(a("codex-mcp-client"), Some("codex"));
+        assert_eq!(a("gemini-cli-mcp-client"), Some("gemini"));
+        assert_eq!(a("GitHub Copilot CLI"), Some("copilot"));
+        assert_eq!(a("cursor-vscode"), Some("cursor"));
+        assert_eq!(a("helix-e2e"), None);
+    }
+}

@@ -349,7 +349,9 @@ pub(super) fn store_tool(cwd: &Path, args: StoreArgs) -> ToolOutcome {
     Ok(text)
 }
 
-pub(super) fn read_tool(cwd: &Path, args: ReadArgs) -> ToolOutcome {
+/// `read`. `agent`: helix's name of the agent that asked, when its client name says
+/// (`agent_of_client`); the read goes into the injection log for usage reports.
+pub(super) fn read_tool(cwd: &Path, args: ReadArgs, agent: Option<&str>) -> ToolOutcome {
     let id = args.id.trim();
     if id.is_empty() {
         return fail("`id` is empty; pass an id from `search`, e.g. \"build/linker-errors.md\"");
@@ -374,6 +376,7 @@ pub(super) fn read_tool(cwd: &Path, args: ReadArgs) -> ToolOutcome {
             "no entry `{id}`; ids look like \"project:topic/slug.md\" or \"topic/slug.md\" — use `search` to find one"
         ));
     };
+    helix_client::journal::append_read(&format!("{}:{}", src.project, e.id), Some(cwd), agent);
     let mut text = render_entry_text(&src.project, &e);
     if let Some(note) = helix_client::knowledge::hidden_note(&src.index, e.doc) {
         text = format!("({note}: left out of search and hooks)\n{text}");

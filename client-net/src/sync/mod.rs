@@ -1,10 +1,12 @@
 //! Sync engine: per followed project, push pending entries, download its artifact and follow
-//! proposals (the driver here); the cache's own bookkeeping is `helix_client::cache`.
+//! proposals (the driver here), then send its usage report (`usage.rs`); the cache's own
+//! bookkeeping is `helix_client::cache`.
 
 mod fetch;
 mod http;
 mod proposals;
 mod push;
+pub mod usage;
 
 use anyhow::Result;
 use fetch::{Fetched, fetch};
@@ -155,8 +157,17 @@ pub fn sync_project(
     }
 }
 
-/// Syncs every project `cfg` follows.
-pub fn sync_all(cfg: &ProjectConfig, quiet: bool) -> Result<Vec<Report>> {
+/// What `helix sync` did: one report per project, then the usage reports' lines.
+#[derive(Debug, Default)]
+pub struct Synced {
+    pub reports: Vec<Report>,
+    /// Per project, what its usage report did (`usage::Outcome::line`).
+    pub usage: Vec<(String, usage::Outcome)>,
+}
+
+/// Syncs every project `cfg` follows, then, for each one synced without error and unless the
+/// user config's `[usage] report = false`, sends its usage report.
+pub fn sync_all(cfg: &ProjectConfig, quiet: bool) -> Result<Synced> {
     let Some(server) = cfg.server.as_deref() else {
         let mut out = Vec::new();
         for p in &cfg.projects {
@@ -166,14 +177,18 @@ pub fn sync_all(cfg: &ProjectConfig, quiet: bool) -> Result<Vec<Report>> {
                 line: format!("{p}: error: {e:#}"),
             }));
         }
-        return Ok(out);
+        return Ok(Synced {
+            reports: out,
+            usage: Vec::new(),
+        });
     };
     let limits = NetLimits::load()?;
     let http = http_client(server, &limits, false)?;
-    let mut out = Vec::new();
+    let mut out = Synced::default();
+    let mut tokens = Vec::new();
     for p in &cfg.projects {
         let token = helix_client::config::token_for(server, p)?;
-        out.push(sync_project(
+        out.reports.push(sync_project(
             &http,
             &limits,
             server,
@@ -182,17 +197,43 @@ pub fn sync_all(cfg: &ProjectConfig, quiet: bool) -> Result<Vec<Report>> {
             &cfg.cache_dir(p),
             quiet,
         ));
+        tokens.push(token);
+    }
+    // After everything else, so a report never delays a download or a push.
+    if !report_usage() {
+        return Ok(out);
+    }
+    let (mut log, mut writer) = (None, None);
+    for ((p, token), r) in cfg.projects.iter().zip(&tokens).zip(&out.reports) {
+        if !r.ok {
+            continue;
+        }
+        let ctx = Ctx {
+            http: &http,
+            server,
+            token: token.as_deref(),
+            limits: &limits,
+        };
+        let outcome = usage::report(&ctx, p, &mut log, &mut writer);
+        out.usage.push((p.clone(), outcome));
     }
     Ok(out)
 }
 
+/// The user config's `[usage] report` (default on; an unreadable config was already told by
+/// the token lookup, and then sends nothing).
+fn report_usage() -> bool {
+    helix_client::config::UserConfig::load().is_ok_and(|c| c.usage.report())
+}
+
 /// `helix sync`: one line per project; exit 1 when any project could not be synced (its
-/// cache is then left as it was).
+/// cache is then left as it was). Usage reports add a line on stderr and never change the
+/// exit status.
 pub fn run(a: helix_client::commands::sync::Args) -> Result<ExitCode> {
     let cfg = helix_client::config::require(&helix_client::commands::cwd()?)?;
-    let reports = sync_all(&cfg, a.quiet)?;
+    let synced = sync_all(&cfg, a.quiet)?;
     let mut ok = true;
-    for r in &reports {
+    for r in &synced.reports {
         ok &= r.ok;
         if r.ok {
             if !a.quiet {
@@ -201,6 +242,13 @@ pub fn run(a: helix_client::commands::sync::Args) -> Result<ExitCode> {
         } else {
             // Failures always reach stderr, even with --quiet.
             eprintln!("{}", r.line);
+        }
+    }
+    for (project, outcome) in &synced.usage {
+        if let Some((line, even_quiet)) = outcome.line(project)
+            && (even_quiet || !a.quiet)
+        {
+            eprintln!("{line}");
         }
     }
     Ok(if ok {

@@ -15,6 +15,7 @@ pub mod status;
 pub mod store;
 pub mod sync;
 pub mod topics;
+pub mod usage;
 
 use std::path::PathBuf;
 

@@ -52,6 +52,14 @@ pub fn run(a: Args) -> Result<ExitCode> {
         );
     };
     let project = src.project.as_str();
+    if a.index.is_none() {
+        // For usage reports: whether injected entries are then read (docs/usage.md).
+        crate::journal::append_read(
+            &format!("{project}:{}", e.id),
+            std::env::current_dir().ok().as_deref(),
+            None,
+        );
+    }
     let note = crate::knowledge::hidden_note(&src.index, e.doc);
     if a.json {
         let mut v = entry_json(project, &e);

@@ -1,12 +1,15 @@
 //! What one hook call knows: the agent's input read into a [`Call`] and, resolved lazily
-//! and at most once, the session's working directory, the `.helix.toml` it follows and the
-//! mapped knowledge.
+//! and at most once, the session's working directory, the `.helix.toml` it follows, the
+//! mapped knowledge and the session's ledger; and what the call's answer shows, until it
+//! is printed and recorded (`inject`).
 
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
 use std::path::{Path, PathBuf};
 
 use super::agent::Adapter;
 use super::call::Call;
+use super::inject::Shown;
+use super::state::Seen;
 use super::tools::Tools;
 use crate::config::ProjectConfig;
 use crate::knowledge::Knowledge;
@@ -22,6 +25,9 @@ pub struct Ctx<'i> {
     cwd: OnceCell<Option<PathBuf>>,
     config: OnceCell<Option<ProjectConfig>>,
     knowledge: OnceCell<Option<Knowledge>>,
+    seen: OnceCell<Seen>,
+    /// What the answer shows, recorded once it is printed.
+    shown: RefCell<Option<Shown>>,
 }
 
 impl<'i> Ctx<'i> {
@@ -33,6 +39,8 @@ impl<'i> Ctx<'i> {
             cwd: OnceCell::new(),
             config: OnceCell::new(),
             knowledge: OnceCell::new(),
+            seen: OnceCell::new(),
+            shown: RefCell::new(None),
         }
     }
 
@@ -70,6 +78,23 @@ impl<'i> Ctx<'i> {
     /// The session id, when it is safe as a file name.
     pub fn session(&self) -> Option<&str> {
         self.call.session()
+    }
+
+    /// The session's ledger: what it was shown, and how much context it was given
+    /// (empty without a session).
+    pub fn seen(&self) -> &Seen {
+        self.seen
+            .get_or_init(|| self.session().map(Seen::load).unwrap_or_default())
+    }
+
+    /// Keeps what the answer shows until it is printed (`inject::record`).
+    pub(super) fn set_shown(&self, shown: Shown) {
+        *self.shown.borrow_mut() = Some(shown);
+    }
+
+    /// What the answer shows, taken.
+    pub(super) fn take_shown(&self) -> Option<Shown> {
+        self.shown.borrow_mut().take()
     }
 
     /// The agent that called.

@@ -399,6 +399,8 @@ pub fn post_build(cx: &Ctx<'_>) -> Option<Answer> {
         }
         state::update(s, |st| st.last_nudge = now);
     }
+    // Agents with one after-tool event run this through `post-tool`: log it as the nudge.
+    super::inject::speaks_as(cx, "post-build");
     let text = format!(
         "helix: if this build needed a non-obvious fix (a surprising error, an ordering, version or environment gotcha), store the root cause and the fix for the team in a few lines with {}.",
         cx.store_hint()

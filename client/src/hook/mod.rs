@@ -6,6 +6,7 @@
 
 pub mod agent;
 pub mod ambient;
+pub mod budget;
 pub mod call;
 pub mod ctx;
 pub mod events;
@@ -117,17 +118,28 @@ fn answer(event: &str, agent: &'static agent::Adapter, tools: tools::Tools) -> O
         );
         return None;
     }
-    let out = (hook.run)(&ctx::Ctx::new(&call, agent, tools))
-        .and_then(|answer| (agent.render)(hook, &call, answer));
-    log(
-        event,
-        if out.is_some() {
-            "answered"
-        } else {
-            "nothing to say"
-        },
-    );
-    out
+    let cx = ctx::Ctx::new(&call, agent, tools);
+    let Some(answer) = (hook.run)(&cx) else {
+        log(event, "nothing to say");
+        return None;
+    };
+    let chars = budget::chars(&answer);
+    // The adapter only renders (`None`: its agent takes no such answer from this event);
+    // what reaches the model is the engine's to decide, and to count.
+    let Some(out) = (agent.render)(hook, &call, answer) else {
+        log(event, "nothing this agent takes from this event");
+        return None;
+    };
+    if chars > 0 {
+        if !budget::allows(&cx, hook, chars) {
+            inject::withhold(&cx, hook.name, chars);
+            log(event, "the session's context budget is spent; silent");
+            return None;
+        }
+        inject::record(&cx, hook.name, chars);
+    }
+    log(event, "answered");
+    Some(out)
 }
 
 /// Whether this call repeats one made moments ago in the same session with the same stdin:

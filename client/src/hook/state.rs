@@ -1,6 +1,7 @@
 //! Per-session hook state under `$XDG_CACHE_HOME/helix/sessions/`: a tiny `key=value` file
-//! per Claude Code session, so `stop` knows whether a failure went unrecorded, and the
-//! entries the session was shown (`<session>.seen`), so no hook repeats itself.
+//! per agent session, so `stop` knows whether a failure went unrecorded, and the session's
+//! ledger (`<session>.seen`): the entries it was shown, so no hook repeats itself, and the
+//! characters of context it was given, for its budget (`hook::budget`).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -89,20 +90,30 @@ pub fn update(session: &str, f: impl FnOnce(&mut State)) -> State {
     s
 }
 
-/// The entries a session has been shown since its last compaction: `<session>.seen`, one
-/// line per injected entry, `<scope> <entry>` as two 16-digit hex hashes (scope 0 for the
-/// prompt and error hooks, the file's for ambient), appended with `O_APPEND` (concurrent
-/// hooks' lines never interleave) and without fsync; a `compact` line starts afresh. The
-/// file is rewritten to what still counts when it passes [`MAX_SEEN_BYTES`].
+/// What a session has been shown: `<session>.seen`, appended with `O_APPEND` (concurrent
+/// hooks' lines never interleave) and without fsync, one write per hook call that spoke.
+/// Its lines:
+/// - `<scope> <entry>`, two 16-digit hex hashes, per injected entry (scope 0 for the prompt
+///   and error hooks, the file's for ambient); a `compact` line starts these afresh;
+/// - `chars <n>`: a call gave the session `n` characters of context (never reset);
+/// - `capped`: the session budget kept a call's context back; the session stays silent.
+///
+/// The file is rewritten to what still counts when it passes [`MAX_SEEN_BYTES`].
 #[derive(Debug, Default)]
 pub struct Seen {
     /// (scope, entry) pairs since the last compaction.
     pairs: Vec<(u64, u64)>,
+    /// Characters of context the session was given, compactions included.
+    spent: u64,
+    /// Whether the budget kept a call back.
+    capped: bool,
 }
 
 /// Where a `.seen` file is cut back (about 2,000 injections).
 pub const MAX_SEEN_BYTES: u64 = 64 * 1024;
 const COMPACT_LINE: &str = "compact";
+const CHARS_PREFIX: &str = "chars ";
+const CAPPED_LINE: &str = "capped";
 
 /// The scope of the prompt and error hooks (any entry shown anywhere counts).
 pub const ANY_SCOPE: u64 = 0;
@@ -127,10 +138,18 @@ impl Seen {
     }
 
     fn parse(text: &str) -> Seen {
-        let mut pairs = Vec::new();
+        let mut seen = Seen::default();
         for line in text.lines() {
             if line == COMPACT_LINE {
-                pairs.clear();
+                seen.pairs.clear();
+                continue;
+            }
+            if line == CAPPED_LINE {
+                seen.capped = true;
+                continue;
+            }
+            if let Some(n) = line.strip_prefix(CHARS_PREFIX) {
+                seen.spent = seen.spent.saturating_add(n.parse().unwrap_or(0));
                 continue;
             }
             let mut parts = line.split(' ');
@@ -142,10 +161,10 @@ impl Seen {
                 u64::from_str_radix(scope, 16),
                 u64::from_str_radix(entry, 16),
             ) {
-                pairs.push((scope, entry));
+                seen.pairs.push((scope, entry));
             }
         }
-        Seen { pairs }
+        seen
     }
 
     /// Whether `entry` was shown in `scope` since the last compaction; [`ANY_SCOPE`] asks
@@ -163,15 +182,52 @@ impl Seen {
     pub fn is_empty(&self) -> bool {
         self.pairs.is_empty()
     }
+
+    /// Characters of context the session was given so far.
+    pub fn spent(&self) -> u64 {
+        self.spent
+    }
+
+    /// Whether the session budget kept a call of the session back.
+    pub fn capped(&self) -> bool {
+        self.capped
+    }
+
+    /// The lines that carry the ledger over a cut-back: the entries kept, then the totals.
+    fn lines(&self, pairs: &[(u64, u64)]) -> String {
+        let mut out = String::with_capacity(pairs.len() * 34 + 32);
+        for (s, e) in pairs {
+            out.push_str(&format!("{s:016x} {e:016x}\n"));
+        }
+        if self.spent > 0 {
+            out.push_str(&format!("{CHARS_PREFIX}{}\n", self.spent));
+        }
+        if self.capped {
+            out.push_str(CAPPED_LINE);
+            out.push('\n');
+        }
+        out
+    }
 }
 
-/// Records that `entries` were shown to `session` in `scope` (best effort).
-pub fn record_seen(session: &str, scope: u64, entries: &[u64]) {
-    let mut text = String::with_capacity(entries.len() * 34);
+/// Records that a call gave `session` `chars` characters of context, showing `entries` in
+/// `scope` (best effort; one append).
+pub fn record_shown(session: &str, scope: u64, entries: &[u64], chars: u64) {
+    let mut text = String::with_capacity(entries.len() * 34 + 16);
     for e in entries {
         text.push_str(&format!("{scope:016x} {e:016x}\n"));
     }
-    append_seen(session, &text);
+    if chars > 0 {
+        text.push_str(&format!("{CHARS_PREFIX}{chars}\n"));
+    }
+    if !text.is_empty() {
+        append_seen(session, &text);
+    }
+}
+
+/// Records that the session budget kept a call of `session` back (best effort).
+pub fn record_capped(session: &str) {
+    append_seen(session, &format!("{CAPPED_LINE}\n"));
 }
 
 /// Records a compaction: what was shown before it may be shown once more.
@@ -202,16 +258,13 @@ fn append_seen_at(path: &Path, text: &str) {
         return;
     }
     if file.metadata().is_ok_and(|m| m.len() > MAX_SEEN_BYTES) {
-        // Keep what still counts (since the last compaction), the newest lines of it.
+        // Keep what still counts (since the last compaction), the newest lines of it, and
+        // the totals.
         let seen = std::fs::read_to_string(path)
             .map(|t| Seen::parse(&t))
             .unwrap_or_default();
         let keep = &seen.pairs[seen.pairs.len().saturating_sub(KEEP_SEEN_LINES)..];
-        let mut out = String::with_capacity(keep.len() * 34);
-        for (s, e) in keep {
-            out.push_str(&format!("{s:016x} {e:016x}\n"));
-        }
-        let _ = crate::sys::write_atomic_nosync(path, out.as_bytes());
+        let _ = crate::sys::write_atomic_nosync(path, seen.lines(keep).as_bytes());
     }
 }
 
@@ -245,6 +298,31 @@ mod tests {
         assert!(!seen.contains(key("src/b.rs"), e2));
         assert_eq!(seen.len(), 1);
         assert!(Seen::parse("").is_empty());
+    }
+
+    /// The characters a session was given add up over compactions, and a cut-back of the
+    /// file keeps the total and the cap.
+    #[test]
+    fn the_ledger_keeps_its_totals() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.seen");
+        append_seen_at(
+            &path,
+            &format!("{:016x} {:016x}\nchars 700\n", ANY_SCOPE, 5),
+        );
+        append_seen_at(&path, "compact\nchars 1500\ncapped\n");
+        let seen = Seen::parse(&std::fs::read_to_string(&path).unwrap());
+        assert_eq!((seen.spent(), seen.capped(), seen.len()), (2200, true, 0));
+        for i in 0..3_000u64 {
+            append_seen_at(
+                &path,
+                &format!("{:016x} {:016x}\nchars 1\n", ANY_SCOPE, i + 1),
+            );
+        }
+        let seen = Seen::parse(&std::fs::read_to_string(&path).unwrap());
+        assert_eq!((seen.spent(), seen.capped()), (5200, true));
+        assert!(seen.contains(ANY_SCOPE, 3_000));
+        assert!(std::fs::metadata(&path).unwrap().len() <= MAX_SEEN_BYTES + 64);
     }
 
     /// However long a session runs, its `.seen` file stays under about 64 KiB and still
