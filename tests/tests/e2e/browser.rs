@@ -160,14 +160,49 @@ fn a_reviewer_searches_reads_and_decides_in_a_real_browser() {
     clean(&b, "health");
     shot(&b, "health");
 
-    // Usage: no report yet, so every entry in default results is a candidate.
+    // Usage: two teammates' reports name two entries; the rest are candidates to retire.
+    let today = helix_index_format::format_day(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("clock")
+            .as_secs() as i64,
+    );
+    for (token, key, n, reads) in [
+        (&site.reader, "shot-a", 5, 1),
+        (&site.writer, "shot-b", 3, 0),
+    ] {
+        let body = json!({"key": key, "rows": [
+            {"day": today, "id": "ci/runner-new.md", "sessions": n, "reads": reads,
+             "injections": [{"hook": "prompt", "agent": "claude", "n": n}]},
+            {"day": today, "id": "ops/redis-eviction.md", "sessions": 1, "reads": 0,
+             "injections": [{"hook": "error", "agent": "codex", "n": 1}]}]})
+        .to_string();
+        let auth = format!("Bearer {token}");
+        let a = helix_test_support::exchange(
+            url,
+            "POST",
+            &format!("/v1/projects/{ALPHA}/usage"),
+            &[
+                ("Authorization", &auth),
+                ("Content-Type", "application/json"),
+            ],
+            body.as_bytes(),
+            super::harness::WAIT,
+        )
+        .expect("usage answer");
+        assert_eq!(a.status, 200, "{}", a.text());
+    }
     b.find(".tabs a[href$='/usage']").click();
+    assert!(b.find("#u-most").text().contains("Most used"));
+    let page = b.source();
+    assert!(page.contains("Run CI on the new runner"), "{page}");
     assert!(
         b.find("#u-quiet")
             .text()
             .contains("Not injected in the last 90 days")
     );
     clean(&b, "usage");
+    shot(&b, "usage");
 
     // A phone: the same pages fit, nothing scrolls sideways.
     b.emulate_width(Some(375));
