@@ -589,9 +589,12 @@ fn the_gemini_extension_is_generated_and_runs_with_or_without_helix() {
         {
             use std::io::Write;
             let mut stdin = child.stdin.take().expect("stdin");
-            stdin
-                .write_all(input.to_string().as_bytes())
-                .expect("write");
+            // Without helix the guarded command exits without reading its stdin: the pipe
+            // may be closed before the payload is written, which is no failure.
+            match stdin.write_all(input.to_string().as_bytes()) {
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe && !answers => {}
+                r => r.expect("write"),
+            }
         }
         let out = child.wait_with_output().expect("sh runs");
         assert_eq!(out.status.code(), Some(0), "PATH={path}");
