@@ -11,6 +11,7 @@ use zerocopy::little_endian::{I64, U32, U64};
 use crate::entry::Entry;
 use crate::layout::*;
 use crate::tokenize::{TOKENIZER_VERSION, tokenize_with};
+use crate::vectors::Embeddings;
 
 /// Field weights (BM25F-style, Robertson et al. 2004, one length normalisation): a title
 /// word counts this many times in the term frequency of the entry. The title field holds
@@ -59,11 +60,38 @@ pub enum BuildError {
     DuplicateId { id: String },
     #[error("artifact would exceed the format's 4 GiB section limit ({what})")]
     TooLarge { what: &'static str },
+    #[error("embedding dimension {dim} outside 1..={max}", max = MAX_VECTOR_DIM)]
+    EmbeddingDimension { dim: usize },
+    #[error("embedding model id of {len} bytes, longer than {max}", max = MAX_MODEL_ID_LEN)]
+    EmbeddingModel { len: usize },
+    #[error("vector of {id} has {got} components, the embeddings {expected}")]
+    VectorDimension {
+        id: String,
+        expected: usize,
+        got: usize,
+    },
+    #[error("vector of {id}: {error}")]
+    BadVector {
+        id: String,
+        error: crate::vectors::VectorError,
+    },
 }
 
 /// Compiles `entries` (any order) into artifact bytes. Large inputs are tokenized on up to
 /// four threads (scoped; the output does not depend on how many).
 pub fn build(entries: &[Entry], info: &BuildInfo) -> Result<Vec<u8>, BuildError> {
+    build_with_embeddings(entries, info, None)
+}
+
+/// [`build`], plus the entries' sentence embeddings in the optional `VECTORS` section
+/// (quantised to int8, one row per entry; docs/index-format.md). `None` writes no section:
+/// the same bytes as [`build`]. The vectors are looked up by entry id, so the bytes do not
+/// depend on the input order either.
+pub fn build_with_embeddings(
+    entries: &[Entry],
+    info: &BuildInfo,
+    embeddings: Option<&Embeddings>,
+) -> Result<Vec<u8>, BuildError> {
     let threads = if entries.len() < PARALLEL_MIN_DOCS {
         1
     } else {
@@ -71,12 +99,13 @@ pub fn build(entries: &[Entry], info: &BuildInfo) -> Result<Vec<u8>, BuildError>
             .map_or(1, |n| n.get())
             .clamp(1, 4)
     };
-    build_with_threads(entries, info, threads)
+    build_with_threads(entries, info, embeddings, threads)
 }
 
 fn build_with_threads(
     entries: &[Entry],
     info: &BuildInfo,
+    embeddings: Option<&Embeddings>,
     threads: usize,
 ) -> Result<Vec<u8>, BuildError> {
     let mut docs: Vec<&Entry> = entries.iter().collect();
@@ -222,6 +251,10 @@ fn build_with_threads(
             }),
         })
         .collect();
+    let vectors = match embeddings {
+        Some(e) => crate::vectors::section_bytes(e, docs.iter().map(|d| d.id.as_str()))?,
+        None => Vec::new(),
+    };
 
     // Assemble: header, section table, sections, checksum.
     let mut sections: Vec<(SectionKind, &[u8])> = vec![
@@ -240,6 +273,9 @@ fn build_with_threads(
     }
     if !hidden.is_empty() {
         sections.push((SectionKind::Hidden, hidden.as_bytes()));
+    }
+    if !vectors.is_empty() {
+        sections.push((SectionKind::Vectors, &vectors));
     }
     let table_len = sections.len() * size_of::<SectionEntry>();
     let mut offset = (size_of::<Header>() + table_len) as u64;
@@ -485,12 +521,24 @@ mod tests {
             })
             .collect();
         let info = BuildInfo::default();
-        let one = build_with_threads(&entries, &info, 1).unwrap();
-        for threads in [2, 3, 4] {
-            assert!(
-                one == build_with_threads(&entries, &info, threads).unwrap(),
-                "{threads} threads"
-            );
+        let embeddings = Embeddings {
+            model: "m".into(),
+            dim: 3,
+            vectors: entries
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| i % 3 != 0)
+                .map(|(i, e)| (e.id.clone(), vec![i as f32, 1.0, -(i as f32) / 7.0]))
+                .collect(),
+        };
+        for embeddings in [None, Some(&embeddings)] {
+            let one = build_with_threads(&entries, &info, embeddings, 1).unwrap();
+            for threads in [2, 3, 4] {
+                assert!(
+                    one == build_with_threads(&entries, &info, embeddings, threads).unwrap(),
+                    "{threads} threads"
+                );
+            }
         }
     }
 }

@@ -31,4 +31,8 @@ pub enum FormatError {
     Corrupt { what: &'static str, offset: u64 },
     #[error("invalid UTF-8 in {what}")]
     Utf8 { what: &'static str },
+    #[error("vector of entry row {doc}: {reason}")]
+    Vector { doc: u32, reason: &'static str },
+    #[error("query vector has {got} components, the artifact's vectors have {expected}")]
+    QueryDimension { expected: u32, got: u64 },
 }

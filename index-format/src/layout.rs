@@ -12,7 +12,7 @@ pub const MIN_READ_VERSION: u32 = 1;
 /// Trailing checksum: xxh3-64 of every byte before it.
 pub const FOOTER_LEN: usize = 8;
 /// Section kinds this code knows (the largest kind number).
-pub const SECTION_KINDS: usize = 11;
+pub const SECTION_KINDS: usize = 12;
 /// Upper bound on sections in the table; more is corruption.
 pub const MAX_SECTIONS: u32 = 32;
 /// Date value that means "unknown".
@@ -134,6 +134,31 @@ pub struct HiddenRecord {
 /// `HiddenRecord::by` of a retired entry.
 pub const RETIRED: u32 = u32::MAX;
 
+/// The head of the optional `VECTORS` section; the model id's bytes, the per-row scales
+/// and the codes follow (docs/index-format.md draws the section).
+#[derive(Debug, Clone, Copy, FromBytes, IntoBytes, KnownLayout, Immutable, Unaligned)]
+#[repr(C)]
+pub struct VectorsHeader {
+    /// Components per vector.
+    pub dim: U32,
+    /// How the vectors are coded: [`VECTOR_SCHEME_I8`]. A scheme a reader does not know
+    /// reads as no vectors.
+    pub scheme: U32,
+    /// Rows: the artifact's entry count.
+    pub count: U32,
+    /// Length of the model id (UTF-8) that follows this header.
+    pub model_len: U32,
+}
+
+/// `VectorsHeader::scheme`: each vector L2-normalised, coded as `dim` int8 components
+/// (symmetric, round to nearest, the largest component ±127), with an f32 scale per row
+/// that makes the decoded vector unit length; scale 0 means the entry has no vector.
+pub const VECTOR_SCHEME_I8: u32 = 1;
+/// Largest vector dimension a writer writes and a reader accepts.
+pub const MAX_VECTOR_DIM: u32 = 4096;
+/// Longest model id, in bytes.
+pub const MAX_MODEL_ID_LEN: u32 = 256;
+
 /// Section kinds. Numbers are part of the format; never reuse one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u32)]
@@ -154,6 +179,9 @@ pub enum SectionKind {
     Blobs = 10,
     /// Optional (format 2): [`HiddenRecord`]s, sorted by document; absent when none.
     Hidden = 11,
+    /// Optional (format 2, later): one quantised sentence embedding per entry row, after a
+    /// [`VectorsHeader`]; absent when the build was given no embeddings.
+    Vectors = 12,
 }
 
 impl SectionKind {
@@ -170,7 +198,11 @@ impl SectionKind {
     ];
 
     /// Sections a reader accepts but does not require (older artifacts lack them).
-    pub const OPTIONAL: [SectionKind; 2] = [SectionKind::Blobs, SectionKind::Hidden];
+    pub const OPTIONAL: [SectionKind; 3] = [
+        SectionKind::Blobs,
+        SectionKind::Hidden,
+        SectionKind::Vectors,
+    ];
 
     /// Every kind this code knows.
     pub fn known() -> impl Iterator<Item = SectionKind> {
@@ -190,13 +222,14 @@ impl SectionKind {
             SectionKind::DocLens => "DOC_LENS",
             SectionKind::Blobs => "BLOBS",
             SectionKind::Hidden => "HIDDEN",
+            SectionKind::Vectors => "VECTORS",
         }
     }
 
     /// Size of one row, for table sections; `None` for byte sections.
     pub fn row_size(self) -> Option<usize> {
         match self {
-            SectionKind::Strings | SectionKind::Postings => None,
+            SectionKind::Strings | SectionKind::Postings | SectionKind::Vectors => None,
             SectionKind::Entries => Some(size_of::<EntryRecord>()),
             SectionKind::Lists => Some(size_of::<StrRef>()),
             SectionKind::Terms => Some(size_of::<TermRecord>()),
@@ -222,5 +255,6 @@ mod tests {
         assert_eq!(size_of::<TopicRecord>(), 12);
         assert_eq!(size_of::<KeyRecord>(), 12);
         assert_eq!(size_of::<HiddenRecord>(), 8);
+        assert_eq!(size_of::<VectorsHeader>(), 16);
     }
 }

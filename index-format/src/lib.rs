@@ -8,6 +8,7 @@ pub mod build;
 pub mod delta;
 pub mod entry;
 pub mod error;
+pub mod fusion;
 pub mod layout;
 mod postings;
 pub mod query;
@@ -19,10 +20,11 @@ pub mod similar;
 pub mod snippet;
 pub mod tokenize;
 pub mod validate;
+pub mod vectors;
 mod verify;
 pub mod wire;
 
-pub use build::{BuildError, BuildInfo, build};
+pub use build::{BuildError, BuildInfo, build, build_with_embeddings};
 pub use entry::yaml;
 pub use entry::{
     Census, Diagnostic, Entry, FileKind, GitMeta, Hidden, MAX_ENTRY_BYTES, REVIEW_AFTER, Root,
@@ -30,6 +32,7 @@ pub use entry::{
     lifecycle_diagnostics, parse_day, parse_entry, render_entry, review_due, slugify,
 };
 pub use error::FormatError;
+pub use fusion::{FusedHit, Fusion, FusionOptions, fuse};
 pub use query::{Query, QueryTerm, Stats};
 pub use read::{DECLARED_LEN_PREFIX, EntryRef, Index, Meta, TopicCount, declared_len};
 pub use search::{Hit, Mode, SearchOptions};
@@ -38,5 +41,8 @@ pub use similar::{Collection, DUPLICATE_THRESHOLD, Fingerprint, Similar, similar
 pub use tokenize::{TOKENIZER_VERSION, Token, TokenKind, tokenize};
 pub use validate::{
     FileSecret, ValidationError, find_secrets_in_entry_file, validate_edit, validate_new_entry,
+};
+pub use vectors::{
+    Embeddings, Vector, VectorError, VectorFilter, VectorHit, Vectors, quantize, quantize_into,
 };
 pub use wire::NewEntry;

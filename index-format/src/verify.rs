@@ -1,5 +1,6 @@
 //! `Index::verify`: the full check a client runs once when a download enters its cache —
-//! the checksum, then every record, string and posting list against the header's counts.
+//! the checksum, then every record, string and posting list against the header's counts,
+//! and every stored vector.
 
 use std::collections::BTreeMap;
 
@@ -145,6 +146,9 @@ impl<B: AsRef<[u8]>> Index<B> {
             if row > 0 && hidden[row - 1].doc.get() >= doc {
                 return Err(bad(format!("not sorted at row {row}")));
             }
+        }
+        if let Some(vectors) = self.vectors() {
+            vectors.verify()?;
         }
         Ok(())
     }

@@ -1,6 +1,7 @@
 //! Artifact round trips, queries, determinism, compatibility with the v1 reference
 //! artifact, and the reader's robustness against thousands of damaged artifacts; the
-//! secret scanner on a labelled corpus (`format/secrets.rs`, `format/secret_corpus.rs`).
+//! optional vector section, vector search and fusion (`format/vectors.rs`); the secret
+//! scanner on a labelled corpus (`format/secrets.rs`, `format/secret_corpus.rs`).
 
 #[path = "format/corpora.rs"]
 mod corpora;
@@ -8,6 +9,8 @@ mod corpora;
 mod secret_corpus;
 #[path = "format/secrets.rs"]
 mod secrets;
+#[path = "format/vectors.rs"]
+mod vectors;
 
 use std::collections::BTreeMap;
 
@@ -15,7 +18,8 @@ mod yaml_suite;
 
 use helix_index_format::layout::{FORMAT_VERSION, Header, SectionEntry};
 use helix_index_format::{
-    BuildInfo, Entry, FormatError, Index, Mode, SearchOptions, TOKENIZER_VERSION, build,
+    BuildInfo, Entry, FormatError, Index, Mode, SearchOptions, TOKENIZER_VERSION, VectorFilter,
+    build,
 };
 
 const DAY: i64 = 86_400;
@@ -567,6 +571,36 @@ fn exercise(bytes: &[u8]) {
     let _ = index.by_source_glob(".github/workflows/ci.yml");
     let _ = index.topics();
     let _ = index.related_topics("src/cache/x.rs");
+    if let Some(v) = index.vectors() {
+        let _ = (
+            v.dim(),
+            v.model(),
+            v.len(),
+            v.count_present(),
+            v.file_range(),
+        );
+        for doc in 0..index.len().min(64) {
+            if let Some(row) = v.get(doc) {
+                let _ = row.to_f32();
+            }
+        }
+        let _ = v.get(u32::MAX);
+        let mut query = vec![0.0f32; v.dim()];
+        for (i, x) in query.iter_mut().enumerate() {
+            *x = if i % 3 == 0 { 1.0 } else { -0.5 };
+        }
+        for filter in [
+            VectorFilter::default(),
+            VectorFilter {
+                topic: Some("git".into()),
+                include_hidden: true,
+            },
+        ] {
+            let _ = v.top_k(&query, 3, &filter);
+            let _ = v.top_k(&query, 1000, &filter);
+        }
+        let _ = v.top_k(&[1.0], 3, &VectorFilter::default());
+    }
 }
 
 /// xorshift: reproducible mutations without a dependency.
@@ -583,19 +617,33 @@ impl Rng {
     }
 }
 
+/// Damaged copies of the artifact without vectors and of the one with them (whose
+/// `VECTORS` section gets damage of its own).
 #[test]
 fn damaged_artifacts_never_panic() {
-    let good = artifact();
+    damage(&artifact(), 0x9e37_79b9_7f4a_7c15);
+    damage(&vectors::vector_artifact(), 0x2545_f491_4f6c_dd1d);
+}
+
+fn damage(good: &[u8], seed: u64) {
     let header = size_of::<Header>();
     let row = size_of::<SectionEntry>();
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let sections = u32::from_le_bytes(good[20..24].try_into().unwrap()) as usize;
+    let vectors = (0..sections).find_map(|i| {
+        let at = header + i * row;
+        let kind = u32::from_le_bytes(good[at..at + 4].try_into().unwrap());
+        let offset = u64::from_le_bytes(good[at + 8..at + 16].try_into().unwrap()) as usize;
+        let len = u64::from_le_bytes(good[at + 16..at + 24].try_into().unwrap()) as usize;
+        (kind == 12).then_some(offset..offset + len)
+    });
+    let mut rng = Rng(seed);
     // Every truncation.
     for len in 0..good.len() {
         exercise(&good[..len]);
     }
-    for round in 0..6000 {
-        let mut b = good.clone();
-        match round % 6 {
+    for round in 0..7000 {
+        let mut b = good.to_vec();
+        match round % 7 {
             // Random bit flips anywhere.
             0 => {
                 for _ in 0..1 + rng.below(8) {
@@ -605,7 +653,7 @@ fn damaged_artifacts_never_panic() {
             }
             // Section offsets and lengths pointed past the end or made huge.
             1 => {
-                let s = header + rng.below(8) * row + 8 + 8 * rng.below(2);
+                let s = header + rng.below(sections) * row + 8 + 8 * rng.below(2);
                 let v = [
                     u64::MAX,
                     u64::MAX / 2,
@@ -639,6 +687,30 @@ fn damaged_artifacts_never_panic() {
                 }
                 let len = b.len() as u64;
                 b[24..32].copy_from_slice(&len.to_le_bytes());
+            }
+            // Inside `VECTORS` (when there is one): its head's fields, scales and codes
+            // overwritten with extremes, NaN and infinities.
+            6 => {
+                let Some(v) = &vectors else { continue };
+                for _ in 0..1 + rng.below(3) {
+                    let at = if rng.below(2) == 0 {
+                        v.start + 4 * rng.below(4)
+                    } else {
+                        v.start + rng.below(v.len() - 4)
+                    };
+                    let x = [
+                        f32::NAN.to_bits(),
+                        f32::INFINITY.to_bits(),
+                        (-1.0f32).to_bits(),
+                        0,
+                        1,
+                        u32::MAX,
+                        0x8080_8080,
+                        4097,
+                        rng.next() as u32,
+                    ][rng.below(9)];
+                    b[at..at + 4].copy_from_slice(&x.to_le_bytes());
+                }
             }
             // Spliced: a slice of the artifact moved elsewhere.
             _ => {
@@ -678,6 +750,10 @@ fn fuzz_regressions_do_not_panic() {
 /// answering queries (tokenized the way its own tokenizer did); today's builder must still
 /// produce the current pair's file byte for byte. `HELIX_BLESS=1` writes the current one
 /// (never an older one) from [`artifact`].
+/// The reference artifact with a `VECTORS` section (format 2, tokenizer 3): see
+/// `vectors::reference_artifact_with_vectors`.
+const REFERENCE_WITH_VECTORS: &str = "reference-v2-t3-vec.hix";
+
 const REFERENCES: [(&str, u32, u32); 4] = [
     ("reference-v1.hix", 1, 1),
     ("reference-v1-t2.hix", 1, 2),

@@ -2,7 +2,7 @@
 //! Crash inputs go to `index-format/tests/fixtures/fuzz-regressions/`, replayed by `cargo test`.
 #![no_main]
 
-use helix_index_format::{Index, Mode, SearchOptions};
+use helix_index_format::{Index, Mode, SearchOptions, VectorFilter};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -21,4 +21,18 @@ fuzz_target!(|data: &[u8]| {
     let _ = index.by_file_name("entry.rs");
     let _ = index.topics();
     let _ = index.related_topics("src/cache/x.rs");
+    // The optional vector section, when present: accessors, rows and the vector search.
+    if let Some(v) = index.vectors() {
+        let _ = (v.dim(), v.model(), v.len(), v.count_present(), v.file_range());
+        for doc in 0..index.len().min(16) {
+            if let Some(row) = v.get(doc) {
+                let _ = row.to_f32();
+            }
+        }
+        let query: Vec<f32> = (0..v.dim()).map(|i| if i % 3 == 0 { 1.0 } else { -0.5 }).collect();
+        let _ = v.top_k(&query, 5, &VectorFilter::default());
+        let all = VectorFilter { topic: Some("git".into()), include_hidden: true };
+        let _ = v.top_k(&query, 300, &all);
+        let _ = v.top_k(&query[..query.len() - 1], 5, &VectorFilter::default());
+    }
 });

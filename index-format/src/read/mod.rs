@@ -114,6 +114,8 @@ pub struct Index<B> {
     /// Byte range of each section, indexed by `SectionKind as usize - 1` (an optional
     /// section that is absent is empty).
     sections: [Range<usize>; SECTION_KINDS],
+    /// The parts of a `VECTORS` section of a known scheme, checked by `open`.
+    vectors: Option<crate::vectors::Geometry>,
 }
 
 impl<B: AsRef<[u8]>> Index<B> {
@@ -222,10 +224,16 @@ impl<B: AsRef<[u8]>> Index<B> {
                 ranges[kind as usize - 1] = r;
             }
         }
+        let vectors = crate::vectors::geometry(
+            data,
+            ranges[SectionKind::Vectors as usize - 1].clone(),
+            header.entry_count.get(),
+        )?;
         let index = Index {
             bytes,
             header,
             sections: ranges,
+            vectors,
         };
         let rows = |kind: SectionKind| {
             let r = &index.sections[kind as usize - 1];
@@ -340,6 +348,20 @@ impl<B: AsRef<[u8]>> Index<B> {
             RETIRED => crate::entry::Hidden::Retired,
             by => crate::entry::Hidden::SupersededBy(by as usize),
         })
+    }
+
+    /// The entries' sentence embeddings (the `VECTORS` section), when the artifact has them
+    /// in a scheme this reader knows.
+    pub fn vectors(&self) -> Option<crate::vectors::Vectors<'_>> {
+        let g = self.vectors.as_ref()?;
+        crate::vectors::Vectors::new(
+            self.bytes(),
+            g,
+            self.entry_rows(),
+            self.topic_rows(),
+            self.section(SectionKind::Strings),
+            self.hidden_rows(),
+        )
     }
 
     /// Entry by id (its repository path), by binary search.
