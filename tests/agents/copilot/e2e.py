@@ -435,7 +435,9 @@ def report_claude(c, ws):
             "mcp__helix" not in text, f"{text.count('mcp__helix')} occurrence(s)")
     p = ws.helix_cmd("log", "--json", "-n", "500", check=False)
     try:
-        agents = sorted({str(e.get("agent")) for e in json.loads(p.stdout)["injections"]})
+        # Records of entries given; session start and stop log their characters too.
+        agents = sorted({str(e.get("agent")) for e in json.loads(p.stdout)["injections"]
+                         if e.get("entries")})
     except (ValueError, KeyError):
         agents = []
     c.check("only the copilot hooks injected (Claude's .claude/settings.json hooks, which "
