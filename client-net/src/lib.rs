@@ -5,6 +5,7 @@
 
 pub mod doctor;
 pub mod download;
+pub mod embedder;
 pub mod mcp;
 pub mod review;
 pub mod sync;

@@ -3,7 +3,7 @@
 
 use clap::Parser;
 use helix_client::cli::{self, Cli, NetCommand};
-use helix_client_net::{doctor, mcp, review, sync, usage};
+use helix_client_net::{doctor, embedder, mcp, review, sync, usage};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -13,5 +13,6 @@ fn main() -> ExitCode {
         NetCommand::Usage(a) => usage::run(a),
         NetCommand::Doctor(a) => doctor::run(a),
         NetCommand::Mcp => mcp::run().map(|()| ExitCode::SUCCESS),
+        NetCommand::Embedder(a) => embedder::run(a),
     })
 }

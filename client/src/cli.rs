@@ -60,6 +60,10 @@ pub enum Command {
     Doctor(commands::doctor::Args),
     /// Serve search, store, read, brief and topics to Claude Code over MCP (stdio).
     Mcp,
+    /// Keep the embedding model loaded and embed queries for the hooks and searches over a
+    /// per-user Unix socket; exits when idle. Started on demand.
+    #[command(hide = true)]
+    Embedder(crate::semantic::EmbedderArgs),
     /// Run one agent hook (`--agent NAME`; Claude Code by default): event JSON on stdin,
     /// answer on stdout, always exit 0.
     Hook(hook::HookArgs),
@@ -79,11 +83,15 @@ pub enum NetCommand {
     Usage(commands::usage::Args),
     Doctor(commands::doctor::Args),
     Mcp,
+    Embedder(crate::semantic::EmbedderArgs),
 }
 
 /// Runs `cli`; network commands go to `net`.
 pub fn run(cli: Cli, net: impl FnOnce(NetCommand) -> anyhow::Result<ExitCode>) -> ExitCode {
-    if !matches!(cli.command, Command::Mcp | Command::Hook(_)) {
+    if !matches!(
+        cli.command,
+        Command::Mcp | Command::Hook(_) | Command::Embedder(_)
+    ) {
         restore_default_sigpipe();
     }
     let result = match cli.command {
@@ -103,6 +111,7 @@ pub fn run(cli: Cli, net: impl FnOnce(NetCommand) -> anyhow::Result<ExitCode>) -
         Command::Edit(a) => commands::edit::run(a),
         Command::Doctor(a) => net(NetCommand::Doctor(a)),
         Command::Mcp => net(NetCommand::Mcp),
+        Command::Embedder(a) => net(NetCommand::Embedder(a)),
         Command::Hook(a) => Ok(hook::run(&a)),
         Command::Hooks { command } => install::run(&command),
     };

@@ -42,7 +42,43 @@ pub struct Found<'a> {
     pub stats: Stats,
 }
 
+impl<'a> ProjectHit<'a> {
+    /// A hit found only by its vector: score 0, no matched terms.
+    pub(crate) fn vector_only(
+        project: &'a str,
+        pending: bool,
+        entry: EntryRef<'a>,
+        snippet: String,
+        query: usize,
+    ) -> Self {
+        ProjectHit {
+            project,
+            hit: Hit {
+                entry,
+                score: 0.0,
+                matched: 0,
+                full: false,
+                snippet,
+            },
+            pending,
+            query,
+        }
+    }
+}
+
 impl<'a> Found<'a> {
+    pub(crate) fn into_parts(self) -> (Vec<ProjectHit<'a>>, Vec<Query>, Stats) {
+        (self.hits, self.queries, self.stats)
+    }
+
+    pub(crate) fn new(hits: Vec<ProjectHit<'a>>, queries: Vec<Query>, stats: Stats) -> Self {
+        Found {
+            hits,
+            queries,
+            stats,
+        }
+    }
+
     /// The query (tokenized for its artifact) that `h` was scored for.
     pub fn query_of(&self, h: &ProjectHit<'_>) -> &Query {
         &self.queries[h.query]
@@ -255,6 +291,11 @@ impl Knowledge {
     /// The directory holding `.helix.toml` (repository-relative paths are relative to it).
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// Whether the overlay of `src`'s project holds `id` (then it shadows the synced copy).
+    pub(crate) fn shadowed_id(&self, src: &Source, id: &str) -> bool {
+        self.shadowed(src, id)
     }
 
     /// Whether the overlay of `project` holds `id` (then it shadows the synced copy).

@@ -15,6 +15,7 @@ pub mod journal;
 pub mod knowledge;
 pub mod paths;
 pub mod pending;
+pub mod semantic;
 pub mod stale;
 pub mod sys;
 pub mod usage;

@@ -31,5 +31,7 @@ mod mcp;
 mod pending;
 #[path = "cli/repos.rs"]
 mod repos;
+#[path = "cli/semantic.rs"]
+mod semantic;
 #[path = "cli/sync.rs"]
 mod sync;

@@ -93,8 +93,53 @@ pub struct Config {
     /// Days of usage counts kept (`usage.redb`): older days are pruned.
     #[serde(default = "default_usage_retention")]
     pub usage_retention_days: u32,
+    /// Semantic search: the sentence-embedding model entries and queries are embedded with
+    /// (docs/operations.md, "Semantic search"). None: lexical search only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub semantic: Option<SemanticConfig>,
     #[serde(default)]
     pub projects: Vec<ProjectConfig>,
+}
+
+/// `[semantic]`: the model, and how much of an entry is embedded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SemanticConfig {
+    /// Directory holding the model's `config.json`, `model.safetensors` and `tokenizer.json`.
+    pub model: PathBuf,
+    /// Tokens a text is cut to (default: the model crate's, 256).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<usize>,
+    /// Characters of an entry's body embedded, from its start.
+    #[serde(default = "default_body_chars")]
+    pub body_chars: usize,
+}
+
+/// Default `[semantic] body_chars`.
+pub const DEFAULT_BODY_CHARS: usize = 1000;
+
+fn default_body_chars() -> usize {
+    DEFAULT_BODY_CHARS
+}
+
+impl SemanticConfig {
+    fn check(&self) -> Result<(), String> {
+        if self.model.as_os_str().is_empty() {
+            return Err("[semantic] model must name the model's directory".into());
+        }
+        if let Some(t) = self.max_tokens
+            && !(2..=8192).contains(&t)
+        {
+            return Err(format!("[semantic] max_tokens = {t} must be 2 to 8192"));
+        }
+        if !(1..=100_000).contains(&self.body_chars) {
+            return Err(format!(
+                "[semantic] body_chars = {} must be 1 to 100000",
+                self.body_chars
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// One project.
@@ -351,6 +396,7 @@ impl Config {
             web: true,
             session_hours: default_session_hours(),
             usage_retention_days: default_usage_retention(),
+            semantic: None,
             projects: vec![ProjectConfig {
                 name: "default".into(),
                 upstream: None,
@@ -490,6 +536,9 @@ impl Config {
         }
         if self.keep_artifacts == 0 {
             return Err("keep_artifacts must be at least 1".into());
+        }
+        if let Some(s) = &self.semantic {
+            s.check()?;
         }
         Ok(())
     }

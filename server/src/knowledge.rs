@@ -5,7 +5,9 @@
 
 use std::collections::HashSet;
 
-use helix_index_format::{EntryRef, FormatError, Hidden, Index, Mode, SearchOptions};
+use helix_index_format::{
+    EntryRef, FormatError, FusionOptions, Hidden, Index, Mode, SearchOptions, VectorFilter, fuse,
+};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -48,6 +50,12 @@ pub struct Hit {
     pub status: Status,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub superseded_by: Option<String>,
+    /// A fused (semantic) search only: the hit's rank in the lexical list, and its cosine
+    /// to the query (`score` is then the fused score).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lexical_rank: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cosine: Option<f32>,
 }
 
 /// A search as `helix search` runs it: every word wanted first, then any (`AndThenOr`),
@@ -110,9 +118,86 @@ pub fn search<B: AsRef<[u8]>>(index: &Index<B>, s: &Search<'_>) -> Result<Vec<Hi
                 snippet: h.snippet,
                 status,
                 superseded_by,
+                lexical_rank: None,
+                cosine: None,
             }
         })
         .collect())
+}
+
+/// Characters of the excerpt shown for a hit found only semantically (its body's head).
+const SEMANTIC_SNIPPET_CHARS: usize = 200;
+
+/// [`search`] fused with a vector search for `query_vector` (the query embedded by the
+/// model of the artifact's `VECTORS`): the lexical hits and the nearest vectors, each up
+/// to the limit, ranked by reciprocal-rank fusion (`helix_index_format::fuse`'s defaults).
+/// A hit keeps its lexical fields; one found only by its vector has `full: false` and the
+/// head of its body as snippet. `score` is the fused score.
+pub fn search_fused<B: AsRef<[u8]>>(
+    index: &Index<B>,
+    s: &Search<'_>,
+    query_vector: &[f32],
+) -> Result<Vec<Hit>, FormatError> {
+    let lexical = search(index, s)?;
+    let Some(vectors) = index.vectors() else {
+        return Ok(lexical);
+    };
+    let filter = VectorFilter {
+        topic: s.topic.map(str::to_string),
+        include_hidden: s.all,
+    };
+    let semantic = vectors.top_k(query_vector, s.limit, &filter)?;
+    let mut by_doc = std::collections::HashMap::new();
+    let mut keyed = Vec::with_capacity(lexical.len());
+    for h in lexical {
+        let Some(e) = index.entry_by_id(&h.id)? else {
+            continue;
+        };
+        keyed.push((e.doc, h.score));
+        by_doc.insert(e.doc, h);
+    }
+    let fused = fuse(
+        keyed,
+        semantic.iter().map(|v| (v.doc, v.cosine)),
+        &FusionOptions {
+            limit: s.limit,
+            ..FusionOptions::default()
+        },
+    );
+    let mut out = Vec::with_capacity(fused.len());
+    for f in fused {
+        let mut hit = match by_doc.remove(&f.key) {
+            Some(h) => h,
+            None => {
+                let e = index.entry(f.key)?;
+                let (status, superseded_by) = lifecycle(index, f.key);
+                Hit {
+                    id: e.id.to_string(),
+                    topic: e.topic.to_string(),
+                    title: e.title.to_string(),
+                    score: 0.0,
+                    full: false,
+                    date: e.date.map(helix_index_format::format_day),
+                    author: e.author.map(str::to_string),
+                    snippet: helix_index_format::snippet::snippet(
+                        e.body,
+                        e.title,
+                        &[],
+                        SEMANTIC_SNIPPET_CHARS,
+                    ),
+                    status,
+                    superseded_by,
+                    lexical_rank: None,
+                    cosine: None,
+                }
+            }
+        };
+        hit.score = f.score;
+        hit.lexical_rank = f.lexical_rank;
+        hit.cosine = f.cosine;
+        out.push(hit);
+    }
+    Ok(out)
 }
 
 /// One entry with everything the artifact knows of it.

@@ -11,6 +11,7 @@ pub mod knowledge;
 pub mod listen;
 pub mod metrics;
 pub mod project;
+pub mod semantic;
 pub mod state;
 pub mod store;
 pub mod sys;

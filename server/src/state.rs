@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::config::Config;
 use crate::metrics::Metrics;
 use crate::project::{Project, StartError};
+use crate::semantic::Model;
 use crate::sys::{read, write};
 use crate::usage::Usage;
 
@@ -18,6 +19,8 @@ pub enum ServeError {
     /// Opening the projects panicked (a bug).
     #[error(transparent)]
     Panicked(#[from] tokio::task::JoinError),
+    #[error(transparent)]
+    Model(#[from] crate::semantic::ModelError),
     #[error("cannot install the SIGHUP handler: {0}")]
     Signal(std::io::Error),
 }
@@ -37,6 +40,8 @@ pub struct Inner {
     pub metrics: Arc<Metrics>,
     /// Usage reports and their summaries (`usage.redb`).
     pub usage: Arc<Usage>,
+    /// The `[semantic]` model, loaded at start.
+    pub model: Option<Arc<Model>>,
 }
 
 impl std::ops::Deref for AppState {
@@ -51,11 +56,23 @@ impl AppState {
     pub async fn start(config: Config) -> Result<AppState, ServeError> {
         tokio::task::spawn_blocking(move || {
             let metrics = Arc::new(Metrics::default());
+            // A model the operator configured but that cannot be loaded stops the start:
+            // serving lexically would hide the mistake.
+            let model = match &config.semantic {
+                Some(s) => {
+                    let started = std::time::Instant::now();
+                    let m = Model::load(s)?;
+                    tracing::info!(model = %m.id(), dim = m.dim(), dir = %s.model.display(), ms = started.elapsed().as_millis() as u64, "loaded the semantic model");
+                    Some(m)
+                }
+                None => None,
+            };
             let projects: BTreeMap<String, Arc<Project>> = crate::project::start_all(
                 &config.projects,
                 &config.data_dir,
                 config.keep_artifacts,
                 &metrics,
+                model.as_ref(),
             )?
             .into_iter()
             .map(|p| (p.name().to_string(), p))
@@ -67,6 +84,7 @@ impl AppState {
                 projects,
                 metrics,
                 usage,
+                model,
             })))
         })
         .await?

@@ -12,6 +12,7 @@ mod e2e {
     mod readme;
     mod replicas;
     mod review;
+    mod semantic;
     pub mod site;
     mod team_story;
     mod usage;

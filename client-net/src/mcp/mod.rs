@@ -50,6 +50,8 @@ fn agent_of_client(name: &str) -> Option<&'static str> {
 /// Runs `helix mcp` on stdin/stdout until the client closes the connection.
 pub fn run() -> anyhow::Result<()> {
     let cwd = std::env::current_dir()?;
+    // An embedder this long-lived process starts is reaped, not left a zombie.
+    helix_client::semantic::reap_children();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

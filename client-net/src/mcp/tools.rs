@@ -228,7 +228,18 @@ pub(super) fn search_tool(cwd: &Path, args: SearchArgs) -> ToolOutcome {
     };
     // Scored with the statistics of everything searched together (one project's alone
     // with a project filter).
-    let hits = k.find(query, &opts, args.project.as_deref()).hits;
+    // With vectors in an artifact, fused with the entries nearest by meaning (as `helix
+    // search` does).
+    let found = k.find(query, &opts, args.project.as_deref());
+    let hits = helix_client::semantic::search_fusion(
+        &k,
+        found,
+        args.project.as_deref(),
+        query,
+        &opts,
+        false,
+    )
+    .hits;
 
     let mut text = String::new();
     if hits.is_empty() {

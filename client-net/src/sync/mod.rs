@@ -4,6 +4,7 @@
 
 mod fetch;
 mod http;
+pub mod model;
 mod proposals;
 mod push;
 pub mod usage;
@@ -163,6 +164,8 @@ pub struct Synced {
     pub reports: Vec<Report>,
     /// Per project, what its usage report did (`usage::Outcome::line`).
     pub usage: Vec<(String, usage::Outcome)>,
+    /// What syncing the server's embedding model did (server mode, a project synced).
+    pub model: Option<model::ModelSync>,
 }
 
 /// Syncs every project `cfg` follows, then, for each one synced without error and unless the
@@ -180,6 +183,7 @@ pub fn sync_all(cfg: &ProjectConfig, quiet: bool) -> Result<Synced> {
         return Ok(Synced {
             reports: out,
             usage: Vec::new(),
+            model: None,
         });
     };
     let limits = NetLimits::load()?;
@@ -198,6 +202,20 @@ pub fn sync_all(cfg: &ProjectConfig, quiet: bool) -> Result<Synced> {
             quiet,
         ));
         tokens.push(token);
+    }
+    // The embedding model, when the server has one and answered for a project: never fails
+    // the sync (a failure keeps the model there was).
+    if out.reports.iter().any(|r| r.ok) {
+        let ctx = Ctx {
+            http: &http,
+            server,
+            token: tokens.iter().flatten().next().map(String::as_str),
+            limits: &limits,
+        };
+        out.model = Some(model::sync_model(
+            &ctx,
+            &helix_client::semantic::models_dir(),
+        ));
     }
     // After everything else, so a report never delays a download or a push.
     if !report_usage() {
@@ -243,6 +261,11 @@ pub fn run(a: helix_client::commands::sync::Args) -> Result<ExitCode> {
             // Failures always reach stderr, even with --quiet.
             eprintln!("{}", r.line);
         }
+    }
+    if let Some(line) = synced.model.as_ref().and_then(model::ModelSync::line)
+        && !a.quiet
+    {
+        eprintln!("{line}");
     }
     for (project, outcome) in &synced.usage {
         if let Some((line, even_quiet)) = outcome.line(project)

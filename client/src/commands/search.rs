@@ -95,6 +95,8 @@ pub fn run(a: Args) -> Result<ExitCode> {
         ..SearchOptions::default()
     };
     let found = k.find(&query, &opts, project.as_deref());
+    let found =
+        crate::semantic::search_fusion(&k, found, project.as_deref(), &query, &opts, a.explain);
     let hits = &found.hits[..found.hits.len().min(a.limit)];
     let form = gate::Form::of_prompt(&query);
     let own_code = gate::names_own_code(&found, &query);

@@ -175,6 +175,27 @@ pub(super) fn search<'k>(k: &'k Knowledge, query: &str, shape: Shape, limit: usi
     found
 }
 
+/// [`search`]'s hits with the entries nearest `query` by vector appended (score 0, no
+/// matched terms; the lexical hits unchanged, so the gate judges them as before), when an
+/// artifact has vectors and the warm embedder answers within the hooks' budget. Otherwise
+/// `found` as it is (and the embedder started for next time when none listens).
+fn with_vectors<'k>(k: &'k Knowledge, found: Found<'k>, query: &str) -> Found<'k> {
+    use crate::semantic::{self, Semantic, Wait};
+    let Some(v) = semantic::query_vector(k, None, query, Wait::hook()) else {
+        return found;
+    };
+    let how = Semantic {
+        fusion: helix_index_format::fusion::FusionOptions {
+            limit: 0,
+            ..Default::default()
+        },
+        topic: None,
+        include_hidden: false,
+        lexical_order: true,
+    };
+    semantic::fuse_found(k, found, None, &v, &how)
+}
+
 /// Topics summed over projects, most entries first.
 fn topic_counts(k: &Knowledge) -> Vec<(String, u32)> {
     let mut v: Vec<(String, u32)> = Vec::new();
@@ -310,7 +331,8 @@ pub fn prompt(cx: &Ctx<'_>) -> Option<Answer> {
         return None;
     }
     let k = cx.knowledge()?;
-    let found = search(k, &terms.join(" "), Shape::Words, SEPARATION_DEPTH);
+    let query = terms.join(" ");
+    let found = with_vectors(k, search(k, &query, Shape::Words, SEPARATION_DEPTH), &query);
     gated(
         cx,
         "prompt",
@@ -355,7 +377,8 @@ pub fn error(cx: &Ctx<'_>) -> Option<Answer> {
     }
     // A note quoting the message may rank below the ten the gate weighs (it reads only
     // those): one search deep enough for both.
-    let found = search(k, &terms.join(" "), Shape::Words, QUOTE_DEPTH);
+    let query = terms.join(" ");
+    let found = with_vectors(k, search(k, &query, Shape::Words, QUOTE_DEPTH), &query);
     let quoted = gate::quoting(&found, &phrases(raw));
     gated(
         cx,

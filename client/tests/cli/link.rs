@@ -62,13 +62,21 @@ fn helix_is_a_static_pie_on_glibc_linux() {
 }
 
 /// The hook binary is built in the package that also builds `helix-net`, which depends on
-/// reqwest, tokio, rustls and rmcp: none of their code may be linked into `helix` (each
+/// reqwest, tokio, rustls and rmcp, and on the embedding model's tokenizers and
+/// safetensors (the warm embedder): none of their code may be linked into `helix` (each
 /// would leave its source path, `…/registry/src/…/tokio-1.54.1/src/…`, in the binary's
 /// panic locations), while `helix-net` beside it, which does link them, shows the check
 /// can fail.
 #[test]
 fn the_hook_binary_links_no_network_code() {
-    let crates: [&[u8]; 4] = [b"/reqwest-0.", b"/tokio-1.", b"/rustls-0.", b"/rmcp-"];
+    let crates: [&[u8]; 6] = [
+        b"/reqwest-0.",
+        b"/tokio-1.",
+        b"/rustls-0.",
+        b"/rmcp-",
+        b"/tokenizers-0.",
+        b"/safetensors-0.",
+    ];
     let holds = |bytes: &[u8], name: &[u8]| bytes.windows(name.len()).any(|w| w == name);
     let helix = std::fs::read(helix()).expect("read helix");
     for name in crates {

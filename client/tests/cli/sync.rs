@@ -401,7 +401,8 @@ fn serve_raw(responses: Vec<(String, Vec<u8>)>) -> String {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", l.local_addr().unwrap());
     std::thread::spawn(move || {
-        for (head, body) in responses {
+        let mut responses = responses.into_iter();
+        loop {
             let Ok((mut s, _)) = l.accept() else { return };
             let mut buf = [0u8; 8192];
             let mut req = Vec::new();
@@ -423,6 +424,17 @@ fn serve_raw(responses: Vec<(String, Vec<u8>)>) -> String {
                     Ok(n) => req.extend_from_slice(&buf[..n]),
                 }
             }
+            // The embedding model's manifest, asked after a project synced: none here, and
+            // not one of the scripted answers.
+            if req.starts_with(b"GET /v1/model") {
+                let _ = s.write_all(
+                    b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                );
+                continue;
+            }
+            let Some((head, body)) = responses.next() else {
+                return;
+            };
             let _ = s.write_all(head.as_bytes());
             let _ = s.write_all(&body);
             let _ = s.flush();

@@ -128,3 +128,30 @@ fn usage_is_on_by_default_and_its_retention_is_bounded() {
         );
     }
 }
+
+#[test]
+fn semantic_section_is_optional_and_checked() {
+    let cfg = Config::parse("[[projects]]\nname = \"p\"\n", "f").expect("valid");
+    assert!(cfg.semantic.is_none());
+    let cfg = Config::parse("[semantic]\nmodel = \"/m\"\n", "f").expect("valid");
+    let s = cfg.semantic.expect("semantic");
+    assert_eq!(s.model, PathBuf::from("/m"));
+    assert_eq!((s.max_tokens, s.body_chars), (None, DEFAULT_BODY_CHARS));
+    let cfg = Config::parse(
+        "[semantic]\nmodel = \"/m\"\nmax_tokens = 128\nbody_chars = 400\n",
+        "f",
+    )
+    .expect("valid");
+    let s = cfg.semantic.expect("semantic");
+    assert_eq!((s.max_tokens, s.body_chars), (Some(128), 400));
+    for (bad, says) in [
+        ("model = \"\"\n", "must name"),
+        ("model = \"/m\"\nmax_tokens = 1\n", "max_tokens = 1"),
+        ("model = \"/m\"\nbody_chars = 0\n", "body_chars = 0"),
+        ("model = \"/m\"\nbogus = 1\n", "bogus"),
+        ("max_tokens = 5\n", "model"),
+    ] {
+        let e = Config::parse(&format!("[semantic]\n{bad}"), "f").unwrap_err();
+        assert!(format!("{e}").contains(says), "{bad}: {e}");
+    }
+}

@@ -49,7 +49,7 @@ pub(super) struct IndexQuery {
 }
 
 /// Whether an `If-None-Match` value matches `etag` (a quoted hash).
-fn etag_matches(header: &HeaderValue, etag: &str) -> bool {
+pub(super) fn etag_matches(header: &HeaderValue, etag: &str) -> bool {
     let Ok(s) = header.to_str() else { return false };
     s.split(',')
         .map(str::trim)

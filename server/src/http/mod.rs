@@ -21,6 +21,7 @@ use crate::state::AppState;
 
 mod caller;
 mod index;
+mod model;
 mod read;
 mod refresh;
 #[cfg(test)]
@@ -35,6 +36,7 @@ pub use refresh::WEBHOOK_BODY_LIMIT;
 pub use usage::USAGE_BODY_LIMIT;
 
 use index::{get_index, get_status, list_projects};
+use model::{get_model, get_model_file};
 use read::{get_entry, search};
 use refresh::refresh;
 use usage::{get_usage, post_usage, usage_body_limit};
@@ -58,6 +60,8 @@ pub fn app(state: AppState) -> Router {
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics))
         .route("/v1/projects", get(list_projects))
+        .route("/v1/model", get(get_model))
+        .route("/v1/model/{file}", get(get_model_file))
         .route("/v1/projects/{project}/index", get(get_index))
         .route("/v1/projects/{project}/status", get(get_status))
         .route("/v1/projects/{project}/search", get(search))

@@ -67,25 +67,34 @@ pub(super) async fn search(
             })?,
     };
     let s = served(&p)?;
+    // Fused with a vector search when the artifact holds vectors of the loaded model.
+    let query_vector = match &state.model {
+        Some(m) if m.serves(&open(&s)?) => m.embed_query(text).await,
+        _ => None,
+    };
     let index = open(&s)?;
-    let hits = knowledge::search(
-        &index,
-        &Search {
-            query: text,
-            topic: knowledge::topic_filter(&project, q.topic.as_deref()),
-            limit,
-            all: is_set(q.all),
-            now: crate::sys::now_secs(),
-        },
-    )
+    let search = Search {
+        query: text,
+        topic: knowledge::topic_filter(&project, q.topic.as_deref()),
+        limit,
+        all: is_set(q.all),
+        now: crate::sys::now_secs(),
+    };
+    let hits = match &query_vector {
+        Some(v) => knowledge::search_fused(&index, &search, v),
+        None => knowledge::search(&index, &search),
+    }
     .map_err(|e| AppError::internal(format!("search: {e}")))?;
-    Ok(Json(json!({
+    let mut body = json!({
         "project": project,
         "commit": s.info.commit,
         "query": text,
         "hits": hits,
-    }))
-    .into_response())
+    });
+    if state.model.is_some() {
+        body["semantic"] = json!(query_vector.is_some());
+    }
+    Ok(Json(body).into_response())
 }
 
 pub(super) async fn get_entry(

@@ -5,12 +5,19 @@ use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use gix::ObjectId;
-use helix_index_format::{BuildError, BuildInfo, Census, Diagnostic, FileKind, Root};
+use helix_index_format::{
+    BuildError, BuildInfo, Census, Diagnostic, Embeddings, FileKind, Index, Root,
+};
 
 use super::lane::{Cached, Lane};
 use crate::git::GitError;
+use crate::semantic::entry_text;
 use crate::store::{ArtifactInfo, DiagnosticInfo, Findings, StoreError};
 use crate::sys::{lock, write};
+
+/// Entries embedded in one call: enough to keep every thread busy, few enough that the
+/// intermediate buffers stay small.
+const EMBED_BATCH: usize = 64;
 
 /// Why a refresh or a compile failed.
 #[derive(Debug, thiserror::Error)]
@@ -102,7 +109,16 @@ impl Lane<'_> {
             return Ok(None);
         };
         let hex = tip.to_string();
-        if let Some(c) = self.project.current().filter(|c| c.info.commit == hex) {
+        // The served artifact of this commit stays, unless a `[semantic]` model was
+        // configured (or changed) since it was compiled: then it is compiled again with
+        // that model's vectors.
+        let model = self.project.model.clone();
+        if let Some(c) = self.project.current().filter(|c| {
+            c.info.commit == hex
+                && model
+                    .as_ref()
+                    .is_none_or(|m| Index::open(c.bytes.as_ref()).is_ok_and(|i| m.serves(&i)))
+        }) {
             return Ok(Some(c.info.clone()));
         }
         let prefix = self.prefix();
@@ -158,11 +174,14 @@ impl Lane<'_> {
                 Cached {
                     blob: *blob,
                     parsed,
+                    vector: None,
                 },
             );
         }
         let live: HashSet<&str> = files.iter().map(|(p, _, _)| p.as_str()).collect();
         self.cache.retain(|k, _| live.contains(k.as_str()));
+        let t_embed = Instant::now();
+        let embedded = self.embed_entries(&files);
         // Entries are moved out of the cache for the build and put back after it: no copies
         // of 10k bodies per compile.
         let mut entries = Vec::with_capacity(files.len());
@@ -206,8 +225,20 @@ impl Lane<'_> {
             generation,
             build_time: committed,
         };
+        let embeddings = self.project.model.as_ref().map(|m| Embeddings {
+            model: m.id().to_string(),
+            dim: m.dim(),
+            vectors: order
+                .iter()
+                .zip(&entries)
+                .filter_map(|(path, e)| {
+                    let v = self.cache.get(*path)?.vector.clone()?;
+                    Some((e.id.clone(), v))
+                })
+                .collect(),
+        });
         let t_build = Instant::now();
-        let built = helix_index_format::build(&entries, &info);
+        let built = helix_index_format::build_with_embeddings(&entries, &info, embeddings.as_ref());
         let entry_count = entries.len() as u64;
         census.entries = entry_count;
         census.invalid = invalid;
@@ -248,7 +279,9 @@ impl Lane<'_> {
             bytes = ai.bytes,
             seconds = secs,
             fetch_ms = (t_list - started).as_millis() as u64,
-            parse_ms = (t_build - t_list).as_millis() as u64,
+            parse_ms = (t_embed - t_list).as_millis() as u64,
+            embed_ms = (t_build - t_embed).as_millis() as u64,
+            embedded,
             build_ms = (t_save - t_build).as_millis() as u64,
             save_ms = t_save.elapsed().as_millis() as u64,
             invalid = census.invalid,
@@ -259,5 +292,72 @@ impl Lane<'_> {
             tracing::warn!(project = %self.project.cfg.name, commit = %hex, "{w}");
         }
         Ok(Some(ai))
+    }
+}
+
+impl Lane<'_> {
+    /// Gives every parsed entry of `files` its vector when a model is configured: the one
+    /// already cached, else the served artifact's row for the same entry id and blob (its
+    /// `to_f32` quantises back to the same bytes), else a new embedding, in batches on this
+    /// (worker) thread. Returns how many were embedded. An entry whose text cannot be
+    /// embedded is compiled without a vector (logged).
+    fn embed_entries(&mut self, files: &[(String, String, ObjectId)]) -> usize {
+        let Some(model) = self.project.model.clone() else {
+            return 0;
+        };
+        let served = self.project.current();
+        let index = served
+            .as_ref()
+            .and_then(|s| Index::open(s.bytes.as_ref()).ok())
+            .filter(|i| model.serves(i));
+        let mut todo: Vec<(&str, String)> = Vec::new();
+        for (path, _, _) in files {
+            let Some(c) = self.cache.get_mut(path) else {
+                continue;
+            };
+            let Ok(e) = &c.parsed else {
+                continue;
+            };
+            if c.vector.is_some() {
+                continue;
+            }
+            let reused = index.as_ref().and_then(|i| {
+                let doc = i.entry_by_id(&e.id).ok()??.doc;
+                (i.blob(doc).ok()?? == e.blob).then_some(())?;
+                Some(i.vectors()?.get(doc)?.to_f32())
+            });
+            match reused {
+                Some(v) => c.vector = Some(v),
+                None => todo.push((path.as_str(), entry_text(e, model.body_chars))),
+            }
+        }
+        let mut done = 0;
+        for batch in todo.chunks(EMBED_BATCH) {
+            let texts: Vec<&str> = batch.iter().map(|(_, t)| t.as_str()).collect();
+            let vectors = match model.embedder.embed(&texts) {
+                Ok(v) => v,
+                // One text at a time, to leave out only the ones that fail.
+                Err(_) => texts
+                    .iter()
+                    .zip(batch)
+                    .map(|(t, (path, _))| {
+                        model.embedder.embed_one(t).unwrap_or_else(|e| {
+                            tracing::error!(project = %self.project.cfg.name, path, error = %e, "cannot embed entry; compiled without a vector");
+                            Vec::new()
+                        })
+                    })
+                    .collect(),
+            };
+            for ((path, _), v) in batch.iter().zip(vectors) {
+                if v.is_empty() {
+                    continue;
+                }
+                if let Some(c) = self.cache.get_mut(*path) {
+                    c.vector = Some(v);
+                    done += 1;
+                }
+            }
+        }
+        done
     }
 }

@@ -21,6 +21,9 @@ const IDEMPOTENCY_SCAN: usize = 2000;
 pub(super) struct Cached {
     pub(super) blob: ObjectId,
     pub(super) parsed: Result<Entry, Diagnostic>,
+    /// The entry's embedding by the `[semantic]` model, once computed (or taken from the
+    /// served artifact's row of the same entry and blob).
+    pub(super) vector: Option<Vec<f32>>,
 }
 
 /// One project's part of a worker: what it compiled, and the keys it answered.

@@ -24,6 +24,7 @@ use helix_index_format::wire::ProposalInfo;
 use crate::config::ProjectConfig;
 use crate::git::{GitError, Repo};
 use crate::metrics::Metrics;
+use crate::semantic::Model;
 use crate::store::{ArtifactInfo, ArtifactStore, DiagnosticInfo, Pointer, Served, StoreError};
 use crate::sys::{lock, read};
 
@@ -102,6 +103,8 @@ pub struct Project {
     proposals: Arc<Mutex<proposals::Book>>,
     /// Writes refused for holding a credential (the health page).
     refusals: Mutex<refusals::Book>,
+    /// The `[semantic]` model its compiles embed entries with.
+    pub model: Option<Arc<Model>>,
 }
 
 /// Opens (or creates) a group's bare repository; seeds the embedded examples into an empty
@@ -140,11 +143,12 @@ pub fn start_all(
     data_dir: &Path,
     keep: usize,
     metrics: &Arc<Metrics>,
+    model: Option<&Arc<Model>>,
 ) -> Result<Vec<Arc<Project>>, StartError> {
     let mut out = Vec::with_capacity(configs.len());
     for group in placement::groups(data_dir, configs) {
         placement::adopt_old_mirrors(data_dir, &group);
-        out.extend(start_group(group, data_dir, keep, metrics)?);
+        out.extend(start_group(group, data_dir, keep, metrics, model)?);
     }
     Ok(out)
 }
@@ -154,6 +158,7 @@ fn start_group(
     data_dir: &Path,
     keep: usize,
     metrics: &Arc<Metrics>,
+    model: Option<&Arc<Model>>,
 ) -> Result<Vec<Arc<Project>>, StartError> {
     let (tx, rx) = std::sync::mpsc::channel();
     let worker = Arc::new(Mutex::new(None));
@@ -185,6 +190,7 @@ fn start_group(
             worker: worker.clone(),
             refusals: Mutex::new(refused),
             proposals: Arc::new(Mutex::new(book)),
+            model: model.cloned(),
         }));
     }
     // gix repositories are not `Send`: the worker thread opens its own and reports

@@ -379,16 +379,23 @@ pub async fn search(
         page.push("<p>Type words to search for in the box above.</p>");
         return page.render();
     }
-    let hits = match knowledge::search(
-        &index,
-        &Search {
-            query: &text,
-            topic,
-            limit: (at + 1) * HITS + 1,
-            all,
-            now: crate::sys::now_secs(),
-        },
-    ) {
+    let search = Search {
+        query: &text,
+        topic,
+        limit: (at + 1) * HITS + 1,
+        all,
+        now: crate::sys::now_secs(),
+    };
+    // Fused with a vector search when the artifact holds vectors of the loaded model.
+    let query_vector = match web.app.model.clone() {
+        Some(m) if m.serves(&index) => m.embed_query(&text).await,
+        _ => None,
+    };
+    let found = match &query_vector {
+        Some(v) => knowledge::search_fused(&index, &search, v),
+        None => knowledge::search(&index, &search),
+    };
+    let hits = match found {
         Ok(h) => h,
         Err(e) => {
             tracing::error!(project = %name, error = %e, "search failed");

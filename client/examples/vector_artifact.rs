@@ -1,0 +1,80 @@
+//! Adds a `VECTORS` section to an artifact, for benches: every entry's title and body
+//! embedded with the model in `MODEL_DIR`, the entries copied until there are at least
+//! `MIN_ENTRIES` (ids suffixed `-copyN`). A `MODEL_DIR` that does not exist gets the tiny
+//! test model. `RANDOM_VECTORS=1`: pseudo-random vectors of the model's dimension (for timing
+//! a real model without embedding every entry).
+//!
+//! Usage: cargo run -p helix-client --example vector_artifact -- IN.hix OUT.hix MODEL_DIR [MIN_ENTRIES]
+
+use helix_embed::Embedder;
+use helix_index_format::{BuildInfo, Embeddings, Index, build_with_embeddings};
+use std::collections::HashMap;
+use std::path::Path;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [input, output, model] = [&args[0], &args[1], &args[2]];
+    let min: usize = args.get(3).map_or(0, |n| n.parse().expect("MIN_ENTRIES"));
+    let bytes = std::fs::read(input).expect("read the artifact");
+    let index = Index::open(&bytes[..]).expect("open the artifact");
+    let meta = index.meta().expect("meta");
+    let info = BuildInfo {
+        project: meta.project.to_string(),
+        commit: meta.commit.to_string(),
+        generation: meta.generation,
+        build_time: meta.build_time,
+    };
+    let base: Vec<_> = (0..index.len())
+        .map(|d| helix_client::knowledge::owned_entry(&index.entry(d).expect("entry")))
+        .collect();
+    let mut entries = base.clone();
+    let mut copy = 1;
+    while entries.len() < min {
+        for e in &base {
+            let mut e = e.clone();
+            e.id = format!("{}-copy{copy}", e.id);
+            entries.push(e);
+        }
+        copy += 1;
+    }
+    if !Path::new(model).exists() {
+        helix_embed::tiny::write_tiny_model(Path::new(model), 7).expect("write the tiny model");
+    }
+    let embedder = Embedder::load(Path::new(model)).expect("load the model");
+    let mut vectors = HashMap::new();
+    if std::env::var_os("RANDOM_VECTORS").is_some() {
+        // For timing only: the model's id and dimension, pseudo-random directions (a
+        // search's cost does not depend on what the vectors say).
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for e in &entries {
+            let v: Vec<f32> = (0..embedder.dim())
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    (x >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+                })
+                .collect();
+            vectors.insert(e.id.clone(), v);
+        }
+    } else {
+        let texts: Vec<String> = entries
+            .iter()
+            .map(|e| format!("{}\n{}", e.title, e.body))
+            .collect();
+        for (chunk, es) in texts.chunks(64).zip(entries.chunks(64)) {
+            let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
+            for (v, e) in embedder.embed(&refs).expect("embed").into_iter().zip(es) {
+                vectors.insert(e.id.clone(), v);
+            }
+        }
+    }
+    let embeddings = Embeddings {
+        model: embedder.id().to_string(),
+        dim: embedder.dim(),
+        vectors,
+    };
+    let out = build_with_embeddings(&entries, &info, Some(&embeddings)).expect("build");
+    std::fs::write(output, out).expect("write");
+    eprintln!("{} entries, model {}", entries.len(), embedder.id());
+}

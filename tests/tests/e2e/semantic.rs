@@ -1,0 +1,279 @@
+//! Semantic search on the real server (docs/operations.md, "Semantic search"): a tiny random
+//! model from `helix_embed::tiny`; the artifact's `VECTORS` (one row per entry, reused for
+//! unchanged entries, the same bytes on a replica that compiled cold), `GET /v1/model` and
+//! its files, and the search API's fusion. Without `[semantic]` nothing changes.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+
+use helix_index_format::Index;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::harness::{Server, Upstream, WAIT};
+
+const PROJECT: &str = "team";
+
+/// `GET path` with extra headers: status, lower-cased headers, body.
+fn get(
+    base: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> (u16, BTreeMap<String, String>, Vec<u8>) {
+    let host = base.trim_start_matches("http://");
+    let mut s = TcpStream::connect(host).expect("connect");
+    s.set_read_timeout(Some(WAIT)).expect("timeout");
+    let mut head = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n");
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    s.write_all(head.as_bytes()).expect("write");
+    let mut buf = Vec::new();
+    s.read_to_end(&mut buf).expect("read");
+    let end = buf.windows(4).position(|w| w == b"\r\n\r\n").expect("head");
+    let text = String::from_utf8_lossy(&buf[..end]).into_owned();
+    let mut lines = text.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|c| c.parse().ok())
+        .expect("status");
+    let headers: BTreeMap<String, String> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let mut body = buf[end + 4..].to_vec();
+    if headers
+        .get("transfer-encoding")
+        .is_some_and(|t| t == "chunked")
+    {
+        body = dechunk(&body);
+    }
+    (status, headers, body)
+}
+
+fn dechunk(mut b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let nl = b.windows(2).position(|w| w == b"\r\n").expect("chunk size");
+        let size = usize::from_str_radix(
+            std::str::from_utf8(&b[..nl])
+                .expect("utf-8")
+                .split(';')
+                .next()
+                .unwrap()
+                .trim(),
+            16,
+        )
+        .expect("hex size");
+        if size == 0 {
+            return out;
+        }
+        out.extend_from_slice(&b[nl + 2..nl + 2 + size]);
+        b = &b[nl + 2 + size + 2..];
+    }
+}
+
+fn artifact(server: &Server, token: &str) -> Vec<u8> {
+    let auth = format!("Bearer {token}");
+    let (code, _, body) = get(
+        &server.url,
+        &format!("/v1/projects/{PROJECT}/index"),
+        &[("Authorization", &auth)],
+    );
+    assert_eq!(code, 200);
+    body
+}
+
+fn config(dir: &Path, up: &Upstream, semantic: Option<&Path>) -> std::path::PathBuf {
+    let semantic = semantic
+        .map(|m| {
+            format!(
+                "[semantic]\nmodel = {:?}\nbody_chars = 300\n\n",
+                m.to_str().unwrap()
+            )
+        })
+        .unwrap_or_default();
+    std::fs::create_dir_all(dir).expect("dir");
+    Server::configure(
+        dir,
+        &format!(
+            "{semantic}[[projects]]\nname = {PROJECT:?}\nupstream = {:?}\npoll_interval_secs = 3600\n",
+            up.bare.to_str().expect("utf-8 path")
+        ),
+    )
+}
+
+const ENTRIES: &[(&str, &str)] = &[
+    (
+        "git/rebase.md",
+        "# Rebase onto main\n\nUse `git rebase -i` to squash fixups before merging.\n",
+    ),
+    (
+        "ci/cache.md",
+        "---\ntags: [ci, cache]\ndescription: Why CI builds are slow\n---\n# Cache the cargo registry\n\nThe runner's cache key must include Cargo.lock.\n",
+    ),
+    (
+        "db/migrate.md",
+        "# Migrations run in a transaction\n\nPostgres DDL is transactional; a failed migration rolls back.\n",
+    ),
+    (
+        "ops/oom.md",
+        "# Release linker killed out of memory\n\nSet codegen-units = 4 and use mold.\n",
+    ),
+];
+
+#[test]
+fn entries_are_embedded_reused_served_and_searched() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let model = tmp.path().join("model");
+    helix_embed::tiny::write_tiny_model(&model, 7).expect("tiny model");
+    let up = Upstream::new(tmp.path());
+    let first = up.commit_as("Ada", ENTRIES, "seed");
+    let cfg = config(&tmp.path().join("a"), &up, Some(&model));
+    let token = Server::token_add(&cfg, PROJECT, "ada", "read,write");
+    let mut server = Server::start(&cfg, &tmp.path().join("a/data"), tmp.path());
+    server.wait_serving(PROJECT, &token, &first);
+
+    // One vector per entry, of the loaded model.
+    let embedder = helix_embed::Embedder::load(&model).expect("load tiny model");
+    let one = artifact(&server, &token);
+    let index = Index::open(&one[..]).expect("artifact");
+    let vectors = index.vectors().expect("VECTORS section");
+    assert_eq!(vectors.model(), embedder.id());
+    assert_eq!(vectors.dim(), embedder.dim());
+    assert_eq!(vectors.count_present(), ENTRIES.len());
+
+    // A one-entry commit: the other rows are the same bytes.
+    let second = up.commit_as(
+        "Ada",
+        &[(
+            "db/migrate.md",
+            "# Migrations run in a transaction\n\nMySQL DDL is not transactional.\n",
+        )],
+        "edit",
+    );
+    let (code, _) = server
+        .request(
+            "POST",
+            &format!("/v1/projects/{PROJECT}/refresh?wait=1"),
+            b"",
+            Some(&token),
+        )
+        .expect("refresh");
+    assert!((200..300).contains(&code), "refresh: {code}");
+    server.wait_serving(PROJECT, &token, &second);
+    let two = artifact(&server, &token);
+    let index2 = Index::open(&two[..]).expect("artifact");
+    let vectors2 = index2.vectors().expect("VECTORS section");
+    assert_eq!(vectors2.count_present(), ENTRIES.len());
+    for (id, _) in ENTRIES {
+        let a = index.entry_by_id(id).unwrap().unwrap().doc;
+        let b = index2.entry_by_id(id).unwrap().unwrap().doc;
+        let (va, vb) = (vectors.get(a).unwrap(), vectors2.get(b).unwrap());
+        let same = va.codes == vb.codes && va.scale.to_bits() == vb.scale.to_bits();
+        assert_eq!(same, *id != "db/migrate.md", "{id}");
+    }
+
+    // A replica that compiles the second commit cold builds the same bytes.
+    let cfg_b = config(&tmp.path().join("b"), &up, Some(&model));
+    let token_b = Server::token_add(&cfg_b, PROJECT, "ada", "read");
+    let replica = Server::start(&cfg_b, &tmp.path().join("b/data"), tmp.path());
+    replica.wait_serving(PROJECT, &token_b, &second);
+    assert!(
+        artifact(&replica, &token_b) == two,
+        "replica's artifact differs"
+    );
+    drop(replica);
+
+    // The model's manifest and files.
+    let manifest = server.json("GET", "/v1/model", Some(&token), 200);
+    assert_eq!(manifest["id"], embedder.id());
+    assert_eq!(manifest["dim"], embedder.dim());
+    let files = manifest["files"].as_array().expect("files");
+    assert_eq!(files.len(), helix_embed::MODEL_FILES.len());
+    let auth = format!("Bearer {token}");
+    for (f, name) in files.iter().zip(helix_embed::MODEL_FILES) {
+        assert_eq!(f["name"], name);
+        let bytes = std::fs::read(model.join(name)).expect("model file");
+        let sha = hex::encode(Sha256::digest(&bytes));
+        assert_eq!(f["sha256"], sha.as_str());
+        assert_eq!(f["bytes"], bytes.len());
+        let path = format!("/v1/model/{name}");
+        let (code, h, body) = get(&server.url, &path, &[("Authorization", &auth)]);
+        assert_eq!(
+            (code, h.get("etag").cloned()),
+            (200, Some(format!("\"{sha}\"")))
+        );
+        assert!(body == bytes, "{name} downloads as its bytes");
+        let (code, h, body) = get(
+            &server.url,
+            &path,
+            &[("Authorization", &auth), ("Accept-Encoding", "zstd")],
+        );
+        assert_eq!(
+            (code, h.get("content-encoding").map(String::as_str)),
+            (200, Some("zstd"))
+        );
+        assert!(
+            zstd::decode_all(&body[..]).expect("zstd") == bytes,
+            "{name} zstd"
+        );
+        let etag = format!("\"{sha}\"");
+        let (code, _, body) = get(
+            &server.url,
+            &path,
+            &[("Authorization", &auth), ("If-None-Match", &etag)],
+        );
+        assert_eq!((code, body.len()), (304, 0));
+    }
+    for bad in [
+        "/v1/model/..%2Fserver.toml",
+        "/v1/model/vocab.txt",
+        "/v1/model/a/b",
+    ] {
+        let (code, _, _) = get(&server.url, bad, &[("Authorization", &auth)]);
+        assert_eq!(code, 404, "{bad}");
+    }
+    let (code, _, _) = get(&server.url, "/v1/model", &[]);
+    assert_eq!(code, 401);
+
+    // Search: fused with the vector search, containing every lexical hit, deterministic.
+    let q = format!("/v1/projects/{PROJECT}/search?q=migration+transaction");
+    let fused = server.json("GET", &q, Some(&token), 200);
+    assert_eq!(fused["semantic"], true, "{fused}");
+    let ids = |v: &Value| -> Vec<String> {
+        v["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let fused_ids = ids(&fused);
+    assert!(fused_ids.contains(&"db/migrate.md".to_string()), "{fused}");
+    let migrate = &fused["hits"][fused_ids.iter().position(|i| i == "db/migrate.md").unwrap()];
+    assert_eq!(migrate["lexical_rank"], 1, "{fused}");
+    assert_eq!(server.json("GET", &q, Some(&token), 200), fused);
+    server.stop();
+
+    // Without [semantic]: as before — no vectors, no `semantic` field, no model.
+    let plain_cfg = config(&tmp.path().join("c"), &up, None);
+    let token_c = Server::token_add(&plain_cfg, PROJECT, "ada", "read");
+    let plain = Server::start(&plain_cfg, &tmp.path().join("c/data"), tmp.path());
+    plain.wait_serving(PROJECT, &token_c, &second);
+    let bytes = artifact(&plain, &token_c);
+    assert!(Index::open(&bytes[..]).unwrap().vectors().is_none());
+    let lexical = plain.json("GET", &q, Some(&token_c), 200);
+    assert!(lexical.get("semantic").is_none(), "{lexical}");
+    assert_eq!(ids(&lexical), vec!["db/migrate.md".to_string()]);
+    assert!(
+        lexical["hits"][0].get("lexical_rank").is_none(),
+        "{lexical}"
+    );
+    let none = plain.json("GET", "/v1/model", Some(&token_c), 404);
+    assert_eq!(none["error"]["code"], "no_model", "{none}");
+}
