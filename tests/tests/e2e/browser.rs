@@ -135,6 +135,8 @@ fn a_reviewer_searches_reads_and_decides_in_a_real_browser() {
     shot(&b, "proposals");
     b.find("form[action$='/proposals/1/approve'] button")
         .click();
+    // The flash of the page before may still be found until the answer replaces it.
+    b.wait_url("done=approved");
     assert!(
         b.find(".flash").text().contains("Proposal 1 approved."),
         "{}",
@@ -143,6 +145,7 @@ fn a_reviewer_searches_reads_and_decides_in_a_real_browser() {
     assert_eq!(b.find_all("article.proposal").len(), 1);
     b.find("#reason-2").send_keys("Not team knowledge");
     b.find("form[action$='/proposals/2/reject'] button").click();
+    b.wait_url("done=rejected");
     assert!(b.find(".flash").text().contains("Proposal 2 rejected."));
     assert!(b.source().contains("Nothing waits for review"));
     b.goto(&format!("{url}/p/{ALPHA}/proposals?all=1"));
