@@ -116,7 +116,7 @@ pub struct SemanticConfig {
 }
 
 /// Default `[semantic] body_chars`.
-pub const DEFAULT_BODY_CHARS: usize = 1000;
+pub use helix_index_format::vectors::DEFAULT_BODY_CHARS;
 
 fn default_body_chars() -> usize {
     DEFAULT_BODY_CHARS

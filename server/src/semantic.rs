@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use axum::body::Bytes;
 use helix_embed::{Embedder, MODEL_FILES, Options};
-use helix_index_format::{Entry, Index};
+use helix_index_format::Index;
 use sha2::{Digest, Sha256};
 
 use crate::config::SemanticConfig;
@@ -120,52 +120,5 @@ impl Model {
     /// Whether `index` holds vectors of this model (its queries can be searched there).
     pub fn serves<B: AsRef<[u8]>>(&self, index: &Index<B>) -> bool {
         matches!(index.vectors(), Some(v) if v.model() == self.id() && v.dim() == self.dim())
-    }
-}
-
-/// The text embedded for an entry: its title, the front matter's `name` and `description`,
-/// its tags, and the first `body_chars` characters of its body, one per line (empty parts
-/// left out).
-pub fn entry_text(e: &Entry, body_chars: usize) -> String {
-    let mut parts: Vec<&str> = vec![e.title.trim()];
-    for key in ["name", "description"] {
-        if let Some(serde_json::Value::String(s)) = e.extra.get(key) {
-            parts.push(s.trim());
-        }
-    }
-    let tags = e.tags.join(", ");
-    parts.push(&tags);
-    let body = match e.body.char_indices().nth(body_chars) {
-        Some((i, _)) => &e.body[..i],
-        None => &e.body,
-    };
-    parts.push(body.trim());
-    parts.retain(|p| !p.is_empty());
-    parts.join("\n")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn entry_text_takes_title_name_description_tags_and_body_head() {
-        let mut e = Entry {
-            title: "Rebase".into(),
-            tags: vec!["git".into(), "history".into()],
-            body: "héllo wörld".into(),
-            ..Entry::default()
-        };
-        e.extra
-            .insert("description".into(), "Rewrite commits".into());
-        e.extra.insert("name".into(), serde_json::json!(3));
-        assert_eq!(
-            entry_text(&e, 4),
-            "Rebase\nRewrite commits\ngit, history\nhéll"
-        );
-        assert_eq!(entry_text(&e, 100).lines().last(), Some("héllo wörld"));
-        e.body.clear();
-        e.tags.clear();
-        assert_eq!(entry_text(&e, 10), "Rebase\nRewrite commits");
     }
 }

@@ -403,3 +403,28 @@ pub(crate) fn section_bytes<'e>(
     out.extend_from_slice(codes.as_bytes());
     Ok(out)
 }
+
+/// Characters of an entry's body embedded by default (its head: what a note is about is
+/// said first, and a long body would only be cut by the model's token limit).
+pub const DEFAULT_BODY_CHARS: usize = 1000;
+
+/// The text embedded for an entry: its title, the front matter's `name` and `description`,
+/// its tags, and the first `body_chars` characters of its body, one per line (empty parts
+/// left out).
+pub fn entry_text(e: &crate::Entry, body_chars: usize) -> String {
+    let mut parts: Vec<&str> = vec![e.title.trim()];
+    for key in ["name", "description"] {
+        if let Some(serde_json::Value::String(s)) = e.extra.get(key) {
+            parts.push(s.trim());
+        }
+    }
+    let tags = e.tags.join(", ");
+    parts.push(&tags);
+    let body = match e.body.char_indices().nth(body_chars) {
+        Some((i, _)) => &e.body[..i],
+        None => &e.body,
+    };
+    parts.push(body.trim());
+    parts.retain(|p| !p.is_empty());
+    parts.join("\n")
+}

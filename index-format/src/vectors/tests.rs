@@ -341,3 +341,24 @@ fn top_k_refuses_a_query_of_another_dimension_and_ignores_a_blank_one() {
     assert_eq!(hits[0].doc, target);
     assert!((hits[0].cosine - 1.0).abs() < 1e-4, "{hits:?}");
 }
+
+#[test]
+fn entry_text_takes_title_name_description_tags_and_body_head() {
+    let mut e = Entry {
+        title: "Rebase".into(),
+        tags: vec!["git".into(), "history".into()],
+        body: "héllo wörld".into(),
+        ..Entry::default()
+    };
+    e.extra
+        .insert("description".into(), "Rewrite commits".into());
+    e.extra.insert("name".into(), serde_json::json!(3));
+    assert_eq!(
+        entry_text(&e, 4),
+        "Rebase\nRewrite commits\ngit, history\nhéll"
+    );
+    assert_eq!(entry_text(&e, 100).lines().last(), Some("héllo wörld"));
+    e.body.clear();
+    e.tags.clear();
+    assert_eq!(entry_text(&e, 10), "Rebase\nRewrite commits");
+}

@@ -11,7 +11,7 @@ use helix_index_format::{
 
 use super::lane::{Cached, Lane};
 use crate::git::GitError;
-use crate::semantic::entry_text;
+use helix_index_format::vectors::entry_text;
 use crate::store::{ArtifactInfo, DiagnosticInfo, Findings, StoreError};
 use crate::sys::{lock, write};
 
