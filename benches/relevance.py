@@ -39,6 +39,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -105,6 +106,9 @@ SPLITS = (
     "fresh8", "fresh9", "fresh10", "fresh11", "fresh12", "fresh13", "fresh14", "fresh15",
     "fresh16", "fresh17", "fresh18", "fresh19", "negatives",
 )
+
+TUNING = frozenset(("tune", "heldout"))
+BLIND = frozenset(SPLITS) - TUNING - {"negatives"}
 
 
 def die(msg):
@@ -174,8 +178,9 @@ def find_net(helix):
 class World:
     """An isolated user: temp HOME/XDG dirs, a code repository following the corpus, a cache."""
 
-    def __init__(self, label, helix, corpus, keep):
+    def __init__(self, label, helix, corpus, keep, model=None, embed_budget_ms=None):
         self.label = label
+        self.embedder = None
         self.src = os.path.abspath(helix)
         if not (os.path.isfile(self.src) and os.access(self.src, os.X_OK)):
             die(f"{label}: {helix} is not an executable file")
@@ -209,21 +214,53 @@ class World:
             "CLAUDE_PROJECT_DIR": self.repo,
             "LANG": "C.UTF-8",
         }
+        if model:
+            # Semantic candidates: local mode embeds the corpus with the model at `helix
+            # sync`, and a warm embedder answers the hooks. The budget measures quality,
+            # not latency (client/benches/semantic.sh measures that): a late answer would
+            # make a case lexical at random.
+            self.env["HELIX_MODEL_DIR"] = os.path.abspath(model)
+            self.env["HELIX_EMBED_BUDGET_MS"] = str(embed_budget_ms)
         if shutil.which("git"):
             subprocess.run(["git", "init", "-q", self.repo], check=False, env=self.env,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         with open(os.path.join(self.repo, ".helix.toml"), "w") as f:
             f.write(f"local = {json.dumps(os.path.abspath(corpus))}\nproject = {json.dumps(PROJECT)}\n")
         self.version = self.run(["--version"]).stdout.strip() or "?"
-        self.cache_how = self.build_cache(corpus)
+        self.cache_how = self.build_cache(corpus, timeout=3600 if model else 120)
+        if model:
+            self.start_embedder()
+            self.cache_how += f", embedded with {os.path.basename(os.path.normpath(model))}, warm embedder"
 
-    def run(self, args, stdin=None, timeout=120):
+    def start_embedder(self):
+        """`helix-net embedder` in the foreground of this world, waited for until it answers
+        a search with vectors (`helix search --explain` names a vector-only hit's cosine)."""
+        if not self.net_src:
+            die(f"{self.label}: --model needs helix-net beside {self.src}")
+        self.embedder = subprocess.Popen(
+            [os.path.join(os.path.dirname(self.helix), "helix-net"), "embedder", "--foreground",
+             "--idle-secs", "86400"], cwd=self.repo, env=self.env,
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        for _ in range(600):
+            if self.embedder.poll() is not None:
+                die(f"{self.label}: the embedder exited: {self.embedder.stderr.read()[-500:]}")
+            s = self.run(["search", "--json", "-n", "3", "re-parent", "a", "branch"])
+            try:
+                hits = json.loads(s.stdout).get("hits", [])
+            except (json.JSONDecodeError, AttributeError):
+                hits = []
+            if any(h.get("cosine") is not None for h in hits):
+                return
+            time.sleep(0.5)
+        die(f"{self.label}: the embedder did not answer within 5 minutes")
+
+    def run(self, args, stdin=None, timeout=120, env=None):
         return subprocess.run([self.helix] + args, input=stdin, capture_output=True, text=True,
-                              cwd=self.repo, env=self.env, timeout=timeout)
+                              cwd=self.repo, env=env or self.env, timeout=timeout)
 
-    def build_cache(self, corpus):
+    def build_cache(self, corpus, timeout=120):
         if self.net_src:
-            r = self.run(["sync"])
+            r = self.run(["sync"], timeout=timeout)
             how = f"`helix sync` (local mode; helix-net from {self.net_src})"
         else:
             out = os.path.join(self.cache_dir(), "index.hix")
@@ -232,7 +269,9 @@ class World:
         if r.returncode != 0:
             die(f"{self.label}: building the cache failed ({how}):\n{r.stdout}{r.stderr}")
         # The cache must answer: a search through the configured project finds the note.
-        s = self.run(["search", "--json", "-n", "3", "rebase", "onto", "another", "base"])
+        # Lexically (and without starting an embedder: `start_embedder` runs the one).
+        s = self.run(["search", "--json", "-n", "3", "rebase", "onto", "another", "base"],
+                     env=dict(self.env, HELIX_EMBED="off"))
         try:
             hits = [h.get("id") for h in json.loads(s.stdout).get("hits", [])]
         except (json.JSONDecodeError, AttributeError):
@@ -400,6 +439,9 @@ class World:
         die(f"unknown agent {agent!r}")
 
     def close(self):
+        if self.embedder:
+            self.embedder.kill()
+            self.embedder.wait()
         if self.keep:
             print(f"kept {self.label} world: {self.dir}", file=sys.stderr)
         else:
@@ -485,7 +527,7 @@ def parse_output(kind, stdout, agent="claude"):
 # ---------------------------------------------------------------- running and scoring
 
 
-def run_cases(world, cases, agent="claude"):
+def run_cases(world, cases, agent="claude", env=None):
     """One hook process per case in `agent`'s form. A case the agent has no tool for is kept
     with `na` (why) and left out of the metrics; a post-build nudge answered instead of
     knowledge (a failure the agent's output did not show as one) is `nudge`, 0 chars."""
@@ -500,7 +542,7 @@ def run_cases(world, cases, agent="claude"):
         args = ["hook", hook] if agent == "claude" else ["hook", hook, "--agent", agent]
         timed_out = False
         try:
-            r = world.run(args, stdin=stdin, timeout=HOOK_TIMEOUT_S)
+            r = world.run(args, stdin=stdin, timeout=HOOK_TIMEOUT_S, env=env)
             stdout, rc = r.stdout, r.returncode
         except subprocess.TimeoutExpired:
             stdout, rc, timed_out = "", None, True
@@ -524,7 +566,9 @@ def mean(xs):
 def metrics(results, split=None, only=None):
     """Per kind; cases the agent has no tool for (`na`) are left out. `only`: a set of case
     ids to keep (the cases another agent could run)."""
-    if split:
+    if isinstance(split, (set, frozenset)):
+        results = [r for r in results if r["split"] in split]
+    elif split:
         results = [r for r in results if r["split"] == split]
     results = [r for r in results if not r.get("na") and (only is None or r["id"] in only)]
     m = {}
@@ -687,6 +731,16 @@ def main():
     ap.add_argument("--baseline", help="a second helix binary shown side by side (last released behaviour)")
     ap.add_argument("--also", action="append", default=[], metavar="LABEL=BIN",
                     help="more helix binaries shown between the baseline and the candidate (repeatable)")
+    ap.add_argument("--model", metavar="DIR",
+                    help="also run --helix with semantic candidates: the corpus embedded with this "
+                         "sentence-embedding model at sync, a warm embedder for the hooks "
+                         "(benches/get-model.sh fetches all-MiniLM-L6-v2)")
+    ap.add_argument("--embed-budget-ms", type=int, default=5000,
+                    help="with --model: the hooks' wait for the embedder (default 5000: quality, "
+                         "not latency)")
+    ap.add_argument("--cosine", action="append", default=[], metavar="POINTS,FLOOR",
+                    help="with --model: one more column per value, the gate's cosine weight and "
+                         "floor (HELIX_GATE_COSINE) instead of its built-in ones (repeatable)")
     ap.add_argument("--corpus", default=DEFAULT_CORPUS, help="the til corpus (default corpora/til)")
     ap.add_argument("--cases", default=DEFAULT_CASES, help="judgements file (JSON lines)")
     ap.add_argument("--json", action="store_true", help="print machine-readable results instead of the table")
@@ -717,16 +771,26 @@ def main():
         runs.append((label, binary))
     runs.append(("helix", a.helix))
 
+    if a.cosine and not a.model:
+        die("--cosine needs --model")
+    if a.model:
+        runs.append(("helix+model", a.helix))
+
     out = []
     for label, binary in runs:
-        w = World(label, binary, corpus, a.keep)
+        model = a.model if label == "helix+model" else None
+        w = World(label, binary, corpus, a.keep, model=model, embed_budget_ms=a.embed_budget_ms)
         try:
-            res = run_cases(w, cases, a.agent)
-            out.append({"label": label, "binary": w.src, "version": w.version, "cache": w.cache_how,
-                        "agent": a.agent,
-                        "metrics": metrics(res),
-                        "split_metrics": {s: metrics(res, s) for s in SPLITS},
-                        "results": res})
+            variants = [(label, None)]
+            if model:
+                variants += [(f"model {c}", dict(w.env, HELIX_GATE_COSINE=c)) for c in a.cosine]
+            for name, env in variants:
+                res = run_cases(w, cases, a.agent, env=env)
+                out.append({"label": name, "binary": w.src, "version": w.version, "cache": w.cache_how,
+                            "agent": a.agent,
+                            "metrics": metrics(res),
+                            "split_metrics": {s: metrics(res, s) for s in SPLITS},
+                            "results": res})
         finally:
             w.close()
 
@@ -755,6 +819,16 @@ def main():
     print()
     print_table([(f"{o['label']}", o["metrics"]) for o in out], counts)
     if len(splits) > 1:
+        # Where the gate's constants were chosen, and the rest: every other split was
+        # written before the change it measures (for semantic candidates, all of them).
+        for title, group in (("`tune` + `heldout` (constants chosen here)", TUNING),
+                             ("every other split but `negatives` (blind)", BLIND)):
+            sel = [c for c in cases if c["split"] in group]
+            if sel:
+                print(f"\n## {title}")
+                print()
+                print_table([(f"{o['label']}", metrics(o["results"], group)) for o in out],
+                            case_counts(sel))
         for sp in splits:
             print(f"\n## split `{sp}` only")
             print()

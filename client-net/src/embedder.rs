@@ -159,3 +159,33 @@ fn answer(mut stream: UnixStream, embedder: &Embedder) -> std::io::Result<()> {
         _ => stream.write_all(&[1]),
     }
 }
+
+/// Embeds a local-mode compile's entries with the model the warm embedder would load
+/// (`HELIX_MODEL_DIR`, else the newest synced), on every core.
+#[derive(Debug)]
+pub struct LocalEmbedder(Embedder);
+
+impl LocalEmbedder {
+    /// The model when there is one; an error when one is there but does not load.
+    pub fn find() -> Result<Option<LocalEmbedder>> {
+        if !semantic::enabled() {
+            return Ok(None);
+        }
+        let Some(dir) = model_dir(None) else {
+            return Ok(None);
+        };
+        let embedder = Embedder::load_with(&dir, Options::default())
+            .with_context(|| format!("loading the embedding model in {}", dir.display()))?;
+        Ok(Some(LocalEmbedder(embedder)))
+    }
+}
+
+impl helix_client::cache::EmbedEntries for LocalEmbedder {
+    fn model(&self) -> (&str, usize) {
+        (self.0.id(), self.0.dim())
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        Ok(self.0.embed(texts)?)
+    }
+}

@@ -111,9 +111,85 @@ pub fn temp_path(dir: &Path) -> PathBuf {
     ))
 }
 
+/// What embeds entries for a local-mode compile: `helix-net`, which links the model (the
+/// `helix` binary never does).
+pub trait EmbedEntries {
+    /// The model's id (what the artifact's vectors are tagged with) and dimension.
+    fn model(&self) -> (&str, usize);
+    /// The vectors of `texts`, in order.
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
+}
+
+/// The vectors for `entries`: an entry whose embedded text is the same as in `old` (the
+/// artifact being replaced, same model) keeps its vector; with `embedder`, the others are
+/// embedded. `None` when no entry would have one.
+fn local_embeddings(
+    entries: &[helix_index_format::Entry],
+    old: Option<&Index<memmap2::Mmap>>,
+    embedder: Option<&dyn EmbedEntries>,
+) -> Result<Option<helix_index_format::Embeddings>> {
+    use helix_index_format::vectors::{DEFAULT_BODY_CHARS, entry_ref_text, entry_text};
+    let old_vectors = old.and_then(|o| Some((o, o.vectors()?)));
+    let (model, dim) = match (embedder, &old_vectors) {
+        (Some(e), _) => e.model(),
+        (None, Some((_, v))) => (v.model(), v.dim()),
+        (None, None) => return Ok(None),
+    };
+    let mut reusable = std::collections::HashMap::new();
+    if let Some((o, v)) = &old_vectors
+        && v.model() == model
+        && v.dim() == dim
+    {
+        for doc in 0..o.len() {
+            if let (Some(row), Ok(e)) = (v.get(doc), o.entry(doc)) {
+                reusable.insert(e.id, (entry_ref_text(&e, DEFAULT_BODY_CHARS), row));
+            }
+        }
+    }
+    let mut vectors = std::collections::HashMap::new();
+    let mut todo: Vec<(&str, String)> = Vec::new();
+    for e in entries {
+        let text = entry_text(e, DEFAULT_BODY_CHARS);
+        match reusable.get(e.id.as_str()) {
+            Some((old_text, row)) if *old_text == text => {
+                vectors.insert(e.id.clone(), row.to_f32());
+            }
+            _ => todo.push((&e.id, text)),
+        }
+    }
+    if let Some(embedder) = embedder {
+        // In batches, so progress shows and memory stays flat on a large directory.
+        for chunk in todo.chunks(64) {
+            let texts: Vec<&str> = chunk.iter().map(|(_, t)| t.as_str()).collect();
+            let got = embedder.embed(&texts)?;
+            for ((id, _), v) in chunk.iter().zip(got) {
+                vectors.insert((*id).to_string(), v);
+            }
+        }
+    }
+    if vectors.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(helix_index_format::Embeddings {
+        model: model.to_string(),
+        dim,
+        vectors,
+    }))
+}
+
 /// Compiles the local knowledge directory into the local cache (local mode), with the same
-/// code as `helix build`. Returns the report line.
+/// code as `helix build`, keeping the vectors of entries whose text did not change.
+/// Returns the report line.
 pub fn compile_local(cfg: &ProjectConfig, project: &str) -> Result<Report> {
+    compile_local_with(cfg, project, None)
+}
+
+/// [`compile_local`], embedding new and changed entries with `embedder`.
+pub fn compile_local_with(
+    cfg: &ProjectConfig,
+    project: &str,
+    embedder: Option<&dyn EmbedEntries>,
+) -> Result<Report> {
     let local = cfg
         .local
         .as_ref()
@@ -136,7 +212,14 @@ pub fn compile_local(cfg: &ProjectConfig, project: &str) -> Result<Report> {
         eprintln!("helix: warning: {project}: {w}");
     }
     let generation = old.as_ref().map_or(1, |m| m.generation + 1);
-    let bytes = crate::compile::to_artifact(&c, project, generation)?;
+    let old_index = crate::knowledge::map_file(&dir.join(INDEX_FILE))
+        .ok()
+        .flatten()
+        .and_then(|m| Index::open(m).ok());
+    let embeddings = local_embeddings(&c.entries, old_index.as_ref(), embedder)
+        .with_context(|| format!("embedding {project}'s entries"))?;
+    drop(old_index);
+    let bytes = crate::compile::to_artifact(&c, project, generation, embeddings.as_ref())?;
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let tmp = temp_path(&dir);
     crate::sys::write_atomic(&tmp, &bytes).with_context(|| format!("writing {}", tmp.display()))?;

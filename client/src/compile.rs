@@ -246,14 +246,19 @@ pub fn compile_dir(dir: &Path, use_git: bool) -> Result<Compiled> {
 }
 
 /// Builds artifact bytes from a compiled directory.
-pub fn to_artifact(c: &Compiled, project: &str, generation: u64) -> Result<Vec<u8>> {
+pub fn to_artifact(
+    c: &Compiled,
+    project: &str,
+    generation: u64,
+    embeddings: Option<&helix_index_format::Embeddings>,
+) -> Result<Vec<u8>> {
     let info = BuildInfo {
         project: project.to_string(),
         commit: c.commit.clone(),
         generation,
         build_time: crate::sys::now_secs(),
     };
-    helix_index_format::build(&c.entries, &info)
+    helix_index_format::build_with_embeddings(&c.entries, &info, embeddings)
         .map_err(|e| anyhow::anyhow!("compiling {project}: {e}"))
 }
 

@@ -30,6 +30,9 @@ pub struct ProjectHit<'a> {
     pub pending: bool,
     /// Which of the searches' queries (one per tokenizer version) `hit.matched` refers to.
     query: usize,
+    /// The cosine of the entry's vector with the query's, when the search was fused with
+    /// a query vector and the entry has one (`semantic::fuse_found`).
+    pub cosine: Option<f32>,
 }
 
 /// Hits of a search over several artifacts, with the queries and the shared statistics
@@ -50,6 +53,7 @@ impl<'a> ProjectHit<'a> {
         entry: EntryRef<'a>,
         snippet: String,
         query: usize,
+        cosine: f32,
     ) -> Self {
         ProjectHit {
             project,
@@ -62,7 +66,13 @@ impl<'a> ProjectHit<'a> {
             },
             pending,
             query,
+            cosine: Some(cosine),
         }
+    }
+
+    /// Whether the lexical search found it (a vector-only hit has score 0).
+    pub fn lexical(&self) -> bool {
+        self.hit.score > 0.0 || self.hit.matched != 0
     }
 }
 
@@ -388,6 +398,7 @@ impl Knowledge {
                     hit,
                     pending: src.overlay,
                     query: at,
+                    cosine: None,
                 });
             }
         }

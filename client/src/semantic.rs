@@ -370,7 +370,8 @@ pub struct Semantic {
 
 /// Fuses `found`'s lexical hits with the vector candidates of `query` in every searched
 /// artifact made by the same model (and `project`'s only, when given). Vector-only hits
-/// carry score 0 and no matched terms: the relevance gate never passes them on that alone.
+/// carry score 0 and no matched terms; every hit with a vector carries its cosine, which
+/// the relevance gate weighs.
 pub fn fuse_found<'k>(
     k: &'k Knowledge,
     found: Found<'k>,
@@ -422,8 +423,21 @@ pub fn fuse_found<'k>(
         .iter()
         .filter_map(|h| Some(((source_of(h)?, h.hit.entry.doc), h.hit.score)))
         .collect();
+    let cosines: std::collections::HashMap<(usize, u32), f32> = semantic.iter().copied().collect();
     let fused = fuse(lexical, semantic, &how.fusion);
-    let (old, queries, stats) = found.into_parts();
+    let (mut old, queries, stats) = found.into_parts();
+    // Every lexical hit's cosine, not only those among the vector candidates: the gate
+    // weighs it (a hit that shares words but not meaning loses points).
+    for h in &mut old {
+        let Some(si) = source_of(h) else { continue };
+        let key = (si, h.hit.entry.doc);
+        h.cosine = cosines.get(&key).copied().or_else(|| {
+            let v = sources[si].index.vectors()?;
+            (v.model() == query.model && v.dim() == query.vector.len())
+                .then(|| v.get(key.1).map(|row| row.dot(&query.vector)))
+                .flatten()
+        });
+    }
     let vector_only = |key: (usize, u32)| {
         let (si, doc) = key;
         let src = &sources[si];
@@ -439,6 +453,7 @@ pub fn fuse_found<'k>(
             entry,
             snippet,
             at,
+            cosines.get(&key).copied().unwrap_or(0.0),
         ))
     };
     let mut seen = std::collections::HashSet::new();

@@ -11,7 +11,7 @@ pub mod usage;
 
 use anyhow::Result;
 use fetch::{Fetched, fetch};
-use helix_client::cache::{Report, commit_note, compile_local, empty_note, read_meta, record};
+use helix_client::cache::{Report, commit_note, compile_local_with, empty_note, read_meta, record};
 use helix_client::config::ProjectConfig;
 use helix_client::knowledge::INDEX_FILE;
 use helix_client::pending::{self, PendingDir};
@@ -172,13 +172,24 @@ pub struct Synced {
 /// user config's `[usage] report = false`, sends its usage report.
 pub fn sync_all(cfg: &ProjectConfig, quiet: bool) -> Result<Synced> {
     let Some(server) = cfg.server.as_deref() else {
+        // Local mode embeds with the model the warm embedder uses, when there is one.
+        // A model that does not load costs the vectors of new entries, not the sync.
+        let embedder = crate::embedder::LocalEmbedder::find().unwrap_or_else(|e| {
+            eprintln!("helix: warning: {e:#}; compiling without new embeddings");
+            None
+        });
+        let embedder = embedder
+            .as_ref()
+            .map(|e| e as &dyn helix_client::cache::EmbedEntries);
         let mut out = Vec::new();
         for p in &cfg.projects {
-            out.push(compile_local(cfg, p).unwrap_or_else(|e| Report {
-                project: p.clone(),
-                ok: false,
-                line: format!("{p}: error: {e:#}"),
-            }));
+            out.push(
+                compile_local_with(cfg, p, embedder).unwrap_or_else(|e| Report {
+                    project: p.clone(),
+                    ok: false,
+                    line: format!("{p}: error: {e:#}"),
+                }),
+            );
         }
         return Ok(Synced {
             reports: out,

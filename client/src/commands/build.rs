@@ -39,7 +39,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             .and_then(|p| p.file_name().and_then(|n| n.to_str()).map(str::to_string))
             .unwrap_or_else(|| "local".to_string())
     });
-    let bytes = crate::compile::to_artifact(&c, &project, a.generation)?;
+    let bytes = crate::compile::to_artifact(&c, &project, a.generation, None)?;
     crate::sys::write_atomic(&a.output, &bytes)
         .with_context(|| format!("writing {}", a.output.display()))?;
     eprintln!(

@@ -51,7 +51,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
         println!("{line}");
     }
     // Duplicate ids cannot happen (ids are paths), but the builder is the final judge.
-    let bytes = match crate::compile::to_artifact(&c, "check", 0) {
+    let bytes = match crate::compile::to_artifact(&c, "check", 0, None) {
         Ok(b) => b,
         Err(e) => {
             println!("{}: {e:#}", dir.display());

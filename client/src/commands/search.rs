@@ -115,6 +115,9 @@ pub fn run(a: Args) -> Result<ExitCode> {
                     "date": h.hit.entry.date.map(helix_index_format::format_day),
                     "snippet": h.hit.snippet,
                 });
+                if let Some(c) = h.cosine {
+                    v["cosine"] = json!(c);
+                }
                 if a.explain {
                     v["explain"] = explain_json(&found, h, at, &hook);
                 }

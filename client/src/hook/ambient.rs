@@ -10,7 +10,7 @@
 use super::agent::is_file_action;
 use super::call::{Action, Answer};
 use super::ctx::Ctx;
-use super::events::{Shape, entry_ref_line, hit_line, search, topic_list};
+use super::events::{Shape, entry_ref_line, hit_line, search, topic_list, with_vectors};
 use super::gate::{self, Signal};
 use super::inject::Injection;
 use super::keywords::{
@@ -354,7 +354,10 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<Answer> {
         _ => Vec::new(),
     };
     if words.len() as u32 >= gate::PATH_MIN_MATCHED {
-        let found = search(k, &words.join(" "), Shape::Words, SEPARATION_DEPTH);
+        // With vectors, the hits' cosine with the path's words counts in their points (a
+        // hit found by vector alone never passes here: it needs the words).
+        let query = words.join(" ");
+        let found = with_vectors(k, search(k, &query, Shape::Words, SEPARATION_DEPTH), &query);
         let passed = gate::about_path(&found, LAYER_MAX);
         take_layer(
             &mut taken,

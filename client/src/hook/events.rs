@@ -179,7 +179,7 @@ pub(super) fn search<'k>(k: &'k Knowledge, query: &str, shape: Shape, limit: usi
 /// matched terms; the lexical hits unchanged, so the gate judges them as before), when an
 /// artifact has vectors and the warm embedder answers within the hooks' budget. Otherwise
 /// `found` as it is (and the embedder started for next time when none listens).
-fn with_vectors<'k>(k: &'k Knowledge, found: Found<'k>, query: &str) -> Found<'k> {
+pub(super) fn with_vectors<'k>(k: &'k Knowledge, found: Found<'k>, query: &str) -> Found<'k> {
     use crate::semantic::{self, Semantic, Wait};
     let Some(v) = semantic::query_vector(k, None, query, Wait::hook()) else {
         return found;

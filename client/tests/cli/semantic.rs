@@ -152,7 +152,7 @@ fn wait_for_socket(f: &Fixture) {
 const OFF: &[(&str, &str)] = &[("HELIX_EMBED", "off")];
 
 #[test]
-fn with_the_embedder_a_hit_no_word_matches_is_found_and_hooks_stay_gated() {
+fn with_the_embedder_a_hit_no_word_matches_is_found_and_its_meaning_passes_the_gate() {
     let f = Fixture::new();
     let model = tiny_model(&f);
     let odd = add_vectors(&f, &model);
@@ -189,10 +189,17 @@ fn with_the_embedder_a_hit_no_word_matches_is_found_and_hooks_stay_gated() {
     );
     assert_eq!(search_ids(&f, ODD, &[]).first(), Some(&odd));
 
-    // The hooks: the relevance gate still decides on the lexical evidence, so the prompt
-    // hook says what it said without vectors, and a vector-only hit alone passes nothing.
-    assert_eq!(prompt_hook(&f, PROMPT, "s-on", &[]), lexical);
-    assert_eq!(prompt_hook(&f, ODD, "s-odd", &[]), "");
+    // The hooks: the gate weighs each hit's cosine with its lexical evidence. The entry
+    // the prompt's words point to still comes first; a hit whose meaning is the prompt's
+    // passes on that alone.
+    let fused = prompt_hook(&f, PROMPT, "s-on", &[]);
+    assert!(fused.contains("pool-exhaustion"), "{fused}");
+    let odd_prompt = prompt_hook(&f, ODD, "s-odd", &[]);
+    assert!(odd_prompt.contains(&odd), "{odd_prompt}");
+    assert_eq!(prompt_hook(&f, ODD, "s-odd-off", OFF), "", "lexically nothing");
+    // The injection log names why it passed.
+    let (_, log, _) = run(&f, &["log", "--json"], "", &[]);
+    assert!(log.contains("\"meaning\""), "{log}");
 }
 
 #[test]
@@ -254,4 +261,90 @@ fn a_garbled_or_late_embedder_leaves_the_lexical_answer() {
         "the hook does not wait for a late embedder"
     );
     server.join().unwrap();
+}
+
+/// Each entry's stored vector codes in the cached artifact, by id (none: no VECTORS).
+fn cached_vectors(f: &Fixture) -> Option<(String, HashMap<String, Vec<i8>>)> {
+    let bytes = std::fs::read(f.cache_file()).expect("read the cache");
+    let index = Index::open(&bytes[..]).expect("open the cache");
+    let v = index.vectors()?;
+    let rows = (0..index.len())
+        .filter_map(|d| {
+            let row = v.get(d)?;
+            Some((index.entry(d).ok()?.id.to_string(), row.codes.to_vec()))
+        })
+        .collect();
+    Some((v.model().to_string(), rows))
+}
+
+#[test]
+fn local_mode_sync_embeds_with_the_model_and_reuses_what_did_not_change() {
+    let f = Fixture::uncompiled();
+    let model = tiny_model(&f);
+    let model_env = [("HELIX_MODEL_DIR", model.to_str().expect("utf-8 path"))];
+    let (code, out, err) = run(&f, &["sync"], "", &model_env);
+    assert_eq!(code, 0, "{out}{err}");
+    let (id, first) = cached_vectors(&f).expect("local mode embedded the entries");
+    assert_eq!(id, Embedder::load(&model).expect("load").id());
+    let bytes = std::fs::read(f.cache_file()).expect("read the cache");
+    let entries = Index::open(&bytes[..]).expect("open").len() as usize;
+    assert!(entries >= 3);
+    assert_eq!(first.len(), entries, "every entry has a vector");
+
+    // One entry changes: only its vector is new.
+    let changed = "db/pool-exhaustion.md";
+    let path = f.root.join("knowledge").join(changed);
+    let text = std::fs::read_to_string(&path).expect("read");
+    std::fs::write(&path, text + "Or run the tests with --test-threads=4.\n").expect("write");
+    let (code, out, err) = run(&f, &["sync"], "", &model_env);
+    assert_eq!(code, 0, "{out}{err}");
+    let (_, second) = cached_vectors(&f).expect("vectors");
+    for (entry, codes) in &first {
+        if entry == changed {
+            assert_ne!(&second[entry], codes, "{entry} was embedded again");
+        } else {
+            assert_eq!(&second[entry], codes, "{entry} kept its vector");
+        }
+    }
+
+    // `helix store` (no model in the `helix` binary) recompiles: the others keep theirs,
+    // and the next sync with the model embeds the new entry.
+    let (code, out, err) = run(
+        &f,
+        &[
+            "store",
+            "--topic",
+            "ci",
+            "--title",
+            "Arm runner is slow",
+            "--body",
+            "Raise the job timeout.",
+        ],
+        "",
+        &[],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let (_, third) = cached_vectors(&f).expect("vectors kept by store");
+    assert_eq!(third, second);
+    let (code, out, err) = run(&f, &["sync"], "", &model_env);
+    assert_eq!(code, 0, "{out}{err}");
+    let (_, fourth) = cached_vectors(&f).expect("vectors");
+    assert_eq!(
+        fourth.len(),
+        second.len() + 1,
+        "the stored entry is embedded"
+    );
+
+    // A model that does not load: the sync still compiles, keeping the vectors it had.
+    let broken = f.home.join("broken-model");
+    std::fs::create_dir_all(&broken).expect("mkdir");
+    let (code, out, err) = run(
+        &f,
+        &["sync"],
+        "",
+        &[("HELIX_MODEL_DIR", broken.to_str().expect("utf-8"))],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(err.contains("compiling without new embeddings"), "{err}");
+    assert_eq!(cached_vectors(&f).expect("kept").1, fourth);
 }

@@ -412,17 +412,56 @@ pub const DEFAULT_BODY_CHARS: usize = 1000;
 /// its tags, and the first `body_chars` characters of its body, one per line (empty parts
 /// left out).
 pub fn entry_text(e: &crate::Entry, body_chars: usize) -> String {
-    let mut parts: Vec<&str> = vec![e.title.trim()];
-    for key in ["name", "description"] {
-        if let Some(serde_json::Value::String(s)) = e.extra.get(key) {
-            parts.push(s.trim());
-        }
-    }
-    let tags = e.tags.join(", ");
+    let text = |key| match e.extra.get(key) {
+        Some(serde_json::Value::String(s)) => Some(s.as_str()),
+        _ => None,
+    };
+    let tags: Vec<&str> = e.tags.iter().map(String::as_str).collect();
+    entry_text_of(
+        &e.title,
+        text("name"),
+        text("description"),
+        &tags,
+        &e.body,
+        body_chars,
+    )
+}
+
+/// [`entry_text`] of an entry read from an artifact: the same text for the same entry, so a
+/// compile can reuse the vector of an entry whose text did not change.
+pub fn entry_ref_text(e: &crate::EntryRef<'_>, body_chars: usize) -> String {
+    let extra: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(e.extra_json).unwrap_or_default();
+    let text = |key| match extra.get(key) {
+        Some(serde_json::Value::String(s)) => Some(s.as_str()),
+        _ => None,
+    };
+    entry_text_of(
+        e.title,
+        text("name"),
+        text("description"),
+        &e.tags,
+        e.body,
+        body_chars,
+    )
+}
+
+fn entry_text_of(
+    title: &str,
+    name: Option<&str>,
+    description: Option<&str>,
+    tags: &[&str],
+    body: &str,
+    body_chars: usize,
+) -> String {
+    let mut parts: Vec<&str> = vec![title.trim()];
+    parts.extend(name.map(str::trim));
+    parts.extend(description.map(str::trim));
+    let tags = tags.join(", ");
     parts.push(&tags);
-    let body = match e.body.char_indices().nth(body_chars) {
-        Some((i, _)) => &e.body[..i],
-        None => &e.body,
+    let body = match body.char_indices().nth(body_chars) {
+        Some((i, _)) => &body[..i],
+        None => body,
     };
     parts.push(body.trim());
     parts.retain(|p| !p.is_empty());

@@ -362,3 +362,22 @@ fn entry_text_takes_title_name_description_tags_and_body_head() {
     e.tags.clear();
     assert_eq!(entry_text(&e, 10), "Rebase\nRewrite commits");
 }
+
+#[test]
+fn an_entry_read_back_embeds_the_same_text() {
+    let mut e = Entry {
+        id: "git/rebase.md".into(),
+        topic: "git".into(),
+        title: "Rebase onto".into(),
+        tags: vec!["git".into(), "history".into()],
+        body: "Use `git rebase --onto` to re-parent a branch.".into(),
+        ..Entry::default()
+    };
+    e.extra.insert("description".into(), "Move a branch".into());
+    let bytes = crate::build(std::slice::from_ref(&e), &BuildInfo::default()).unwrap();
+    let index = Index::open(&bytes[..]).unwrap();
+    let read = index.entry(0).unwrap();
+    for chars in [5, 1000] {
+        assert_eq!(entry_ref_text(&read, chars), entry_text(&e, chars));
+    }
+}

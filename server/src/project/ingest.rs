@@ -11,9 +11,9 @@ use helix_index_format::{
 
 use super::lane::{Cached, Lane};
 use crate::git::GitError;
-use helix_index_format::vectors::entry_text;
 use crate::store::{ArtifactInfo, DiagnosticInfo, Findings, StoreError};
 use crate::sys::{lock, write};
+use helix_index_format::vectors::entry_text;
 
 /// Entries embedded in one call: enough to keep every thread busy, few enough that the
 /// intermediate buffers stay small.

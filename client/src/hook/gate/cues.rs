@@ -30,6 +30,9 @@ pub struct Cues {
     /// The share of the hit's matched idf mass its title, tags or prose say
     /// ([`prose_share`]); weighed for failures only ([`Seen::failure`]).
     pub prose: Option<f32>,
+    /// The cosine of the hit's vector with the query's, when the search was fused with
+    /// the warm embedder's query vector ([`super::COSINE_POINTS`]).
+    pub cosine: Option<f32>,
 }
 
 /// The share of hit `h`'s matched idf mass (terms of `query`) that its title, tags or prose

@@ -105,6 +105,8 @@ pub enum Signal {
     PathWords,
     /// It is a close runner-up of a first hit that passed.
     RunnerUp,
+    /// Its meaning is close to the text's: the cosine of the two sentence embeddings.
+    Meaning,
 }
 
 impl Signal {
@@ -130,6 +132,7 @@ impl Signal {
             Signal::Quote => "quote",
             Signal::PathWords => "path-words",
             Signal::RunnerUp => "runner-up",
+            Signal::Meaning => "meaning",
         }
     }
 }
@@ -188,6 +191,31 @@ pub const OWN_CODE_PENALTY: f32 = 1.5;
 pub const STATEMENT_POINTS: f32 = 0.75;
 /// Points a request for work loses.
 pub const WORK_PENALTY: f32 = 2.0;
+/// Prompts and errors, when the search was fused with a query vector (docs/hooks.md,
+/// "Semantic candidates"): a hit gains `COSINE_POINTS · (cosine − COSINE_FLOOR)`, and loses
+/// as much below the floor: a hit that shares words but not meaning is weaker evidence,
+/// one that shares meaning but few words stronger. Chosen on the `tune` and `heldout`
+/// splits (docs/benchmarks.md, "Semantic search").
+pub const COSINE_POINTS: f32 = 10.0;
+pub const COSINE_FLOOR: f32 = 0.45;
+/// Hits found by their vector alone that the gate weighs (the best by cosine), beside the
+/// lexical hits among the first `SEPARATION_DEPTH`.
+pub const VECTOR_CANDIDATES: usize = 5;
+
+/// [`COSINE_POINTS`] and [`COSINE_FLOOR`], or `HELIX_GATE_COSINE=points,floor` for the
+/// benchmark that chooses them (benches/relevance.py `--cosine`).
+fn cosine_weights() -> (f32, f32) {
+    static W: std::sync::OnceLock<(f32, f32)> = std::sync::OnceLock::new();
+    *W.get_or_init(|| {
+        std::env::var("HELIX_GATE_COSINE")
+            .ok()
+            .and_then(|v| {
+                let (a, b) = v.split_once(',')?;
+                Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
+            })
+            .unwrap_or((COSINE_POINTS, COSINE_FLOOR))
+    })
+}
 
 /// Evidence points of a prompt or error hit: separation counts one point per 1.5× lead
 /// over the mean of the other top ten (at most [`MAX_SEPARATION_POINTS`]), coverage of the
@@ -270,6 +298,13 @@ pub fn points(e: &Evidence, form: Form, cues: Cues) -> (f32, Signal) {
             },
             Signal::Tool,
         ),
+        (
+            cues.cosine.map_or(0.0, |c| {
+                let (points, floor) = cosine_weights();
+                points * (c - floor)
+            }),
+            Signal::Meaning,
+        ),
     ];
     let penalty = if form == Form::Work {
         WORK_PENALTY
@@ -298,12 +333,18 @@ pub fn points(e: &Evidence, form: Form, cues: Cues) -> (f32, Signal) {
 pub fn judge(found: &Found<'_>, at: usize, form: Form, seen: Seen<'_>) -> Option<Verdict> {
     let h = found.hits.get(at)?;
     let query = found.query_of(h);
-    let evidence = Evidence::of(query, &found.stats, &scores(found), at);
+    let mut evidence = Evidence::of(query, &found.stats, &scores(found), at);
+    if !h.lexical() {
+        // Found by its vector alone: no lead over the lexical hits, nor behind them.
+        evidence.separation = 1.0;
+        evidence.gap = 0.0;
+    }
     let cues = Cues {
         topic: names_topic(query, h.hit.entry.topic),
         own_code: seen.own_code,
         tool: runs_topic(seen.tools, h.hit.entry.topic),
         prose: seen.failure.then(|| prose_share(query, &found.stats, h)),
+        cosine: h.cosine,
     };
     let (points, signal) = points(&evidence, form, cues);
     Some(Verdict {
@@ -332,6 +373,9 @@ pub fn passing<'f, 'k>(
     seen: Seen<'_>,
     limit: usize,
 ) -> Vec<(&'f ProjectHit<'k>, Verdict)> {
+    if found.hits.iter().any(|h| h.cosine.is_some()) {
+        return passing_by_meaning(found, form, seen, limit);
+    }
     let mut out = Vec::new();
     let Some(first) = found.hits.first() else {
         return out;
@@ -346,6 +390,56 @@ pub fn passing<'f, 'k>(
         if !v.pass {
             if at == 0 {
                 break;
+            }
+            v.signal = Signal::RunnerUp;
+        }
+        out.push((h, v));
+    }
+    out
+}
+
+/// [`passing`] for a search fused with a query vector: the lexical hits among the first
+/// `SEPARATION_DEPTH` and the best [`VECTOR_CANDIDATES`] found by vector alone, each judged
+/// with its cosine, best points first. The best must pass; then each that passes on its
+/// own, or a lexical runner-up within [`FOLLOW_RATIO`] of a lexical first's score.
+fn passing_by_meaning<'f, 'k>(
+    found: &'f Found<'k>,
+    form: Form,
+    seen: Seen<'_>,
+    limit: usize,
+) -> Vec<(&'f ProjectHit<'k>, Verdict)> {
+    use helix_index_format::relevance::SEPARATION_DEPTH;
+    let mut judged: Vec<(usize, Verdict)> = Vec::new();
+    let mut vector_only = 0;
+    for (at, h) in found.hits.iter().enumerate() {
+        if h.lexical() {
+            if at >= SEPARATION_DEPTH {
+                continue;
+            }
+        } else if vector_only == VECTOR_CANDIDATES {
+            break;
+        } else {
+            vector_only += 1;
+        }
+        if let Some(v) = judge(found, at, form, seen) {
+            judged.push((at, v));
+        }
+    }
+    judged.sort_by(|a, b| b.1.points.total_cmp(&a.1.points).then(a.0.cmp(&b.0)));
+    let mut out = Vec::new();
+    let Some(&(first_at, first)) = judged.first().filter(|(_, v)| v.pass) else {
+        return out;
+    };
+    let first_score = found.hits[first_at].hit.score;
+    out.push((&found.hits[first_at], first));
+    for &(at, mut v) in &judged[1..] {
+        if out.len() >= limit {
+            break;
+        }
+        let h = &found.hits[at];
+        if !v.pass {
+            if !(h.lexical() && first_score > 0.0 && h.hit.score >= FOLLOW_RATIO * first_score) {
+                continue;
             }
             v.signal = Signal::RunnerUp;
         }
@@ -424,6 +518,7 @@ mod tests {
                     own_code,
                     tool,
                     prose: None,
+                    cosine: None,
                 },
             )
             .0
