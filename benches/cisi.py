@@ -24,8 +24,25 @@ References, all over title + "\\n" + body:
 
 With --baseline BIN, a second helix binary (the last release) is measured in the same run.
 
-Usage: python3 benches/cisi.py [--helix BIN] [--baseline BIN] [--k 1000] [--json] [--collection DIR]
-Needs: pip install bm25s numpy (and PyStemmer for row e).
+With --model DIR (a sentence-embedding model directory, e.g. target/models/all-MiniLM-L6-v2),
+semantic search is measured too, through the real server (--server BIN, default
+target/release/helix-server): the same entries are committed to a git repository and pushed
+to a bare upstream, and two servers serve it on 127.0.0.1 (anonymous loopback), one plain and
+one with `[semantic] model = DIR` (its default max_tokens and body_chars), which embeds every
+entry when it compiles the commit; the script polls `GET /v1/projects/cisi/status` until the
+artifact is served (embedding 1,460 abstracts takes minutes on a small machine). Every query
+then goes through `GET /v1/projects/cisi/search?q=…&limit=N` of each server: the plain one
+answers lexically (this must match `helix search`, and the script counts the queries where it
+does not), the semantic one fuses the lexical hits with the entries nearest to the query's
+embedding by reciprocal rank (k = 60; docs/http-api.md). The API answers at most 100 hits
+(server/src/http/read.rs, MAX_LIMIT), so those rows are over the top min(--k, 100): recall@100
+is whole, their MAP is MAP over the first 100 (the table then also shows `helix search` cut to
+the same 100, to compare like with like). The API has no vector-only ranking, so there is no
+pure-vector row. Server processes and temp directories are removed on exit, Ctrl-C included.
+
+Usage: python3 benches/cisi.py [--helix BIN] [--baseline BIN] [--model DIR [--server BIN]]
+                               [--k 1000] [--json] [--keep] [--collection DIR]
+Needs: pip install bm25s numpy (and PyStemmer for row e); with --model also git.
 """
 import argparse
 import json
@@ -33,13 +50,21 @@ import math
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_COLLECTION = os.path.join(ROOT, "..", "shared", "corpora", "cisi")
 MAX_QUERY_TERMS = 32  # index-format/src/search.rs
+API_MAX_LIMIT = 100  # server/src/http/read.rs, MAX_LIMIT
+PROJECT = "cisi"
+COMPILE_TIMEOUT_SECS = 4 * 3600
 
 
 def die(msg):
@@ -154,15 +179,24 @@ def evaluate(run, rel, judged):
 # ---------------------------------------------------------------- systems
 
 
+def write_knowledge(root, docs):
+    """The collection as a knowledge repository under ROOT: one topic folder, `cisi/`."""
+    kdir = os.path.join(root, "cisi")
+    os.makedirs(kdir)
+    for did, title, body in docs:
+        with open(os.path.join(kdir, f"d{did:04d}.md"), "w", encoding="utf-8") as f:
+            # A JSON string is a valid YAML double-quoted scalar.
+            f.write(f"---\ntitle: {json.dumps(title or f'CISI document {did}')}\n---\n\n{body}\n")
+
+
+def doc_id(entry_id):
+    return int(re.search(r"d(\d+)\.md$", entry_id).group(1))
+
+
 def helix_run(helix, docs, queries, judged, k, keep):
     work = tempfile.mkdtemp(prefix="helix-cisi-")
     try:
-        kdir = os.path.join(work, "knowledge", "cisi")
-        os.makedirs(kdir)
-        for did, title, body in docs:
-            with open(os.path.join(kdir, f"d{did:04d}.md"), "w", encoding="utf-8") as f:
-                # A JSON string is a valid YAML double-quoted scalar.
-                f.write(f"---\ntitle: {json.dumps(title or f'CISI document {did}')}\n---\n\n{body}\n")
+        write_knowledge(os.path.join(work, "knowledge"), docs)
         index = os.path.join(work, "cisi.hix")
         env = dict(os.environ, HOME=work, XDG_CACHE_HOME=os.path.join(work, "cache"),
                    XDG_CONFIG_HOME=os.path.join(work, "config"), XDG_DATA_HOME=os.path.join(work, "data"))
@@ -177,7 +211,7 @@ def helix_run(helix, docs, queries, judged, k, keep):
                                capture_output=True, text=True, env=env, cwd=work)
             if r.returncode != 0:
                 die(f"helix search failed for query {q}: {r.stderr[-500:]}")
-            ids = [int(re.search(r"d(\d+)\.md$", h["id"]).group(1)) for h in json.loads(r.stdout)["hits"]]
+            ids = [doc_id(h["id"]) for h in json.loads(r.stdout)["hits"]]
             run[q] = ids
             capped += len(ids) == k
         return run, b.stderr.strip().splitlines()[-1], capped
@@ -186,6 +220,205 @@ def helix_run(helix, docs, queries, judged, k, keep):
             print(f"kept {work}", file=sys.stderr)
         else:
             shutil.rmtree(work, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- helix-server (semantic search)
+
+
+def _die_with_parent():
+    """In the server's child process: have it killed when this script dies, even by SIGKILL
+    (a SIGTERM would let it finish the compile under way first)."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG (Linux)
+    except Exception:
+        pass
+
+
+class Server:
+    """One helix-server on 127.0.0.1:0 serving project `cisi` from UPSTREAM, in DIR (config,
+    data, stdout, log). `[semantic] model = MODEL` when MODEL is given."""
+
+    def __init__(self, binary, directory, upstream, model=None):
+        self.dir = directory
+        self.log = os.path.join(directory, "server.log")
+        self.proc = None
+        self.url = None
+        os.makedirs(directory)
+        config = os.path.join(directory, "server.toml")
+        with open(config, "w", encoding="utf-8") as f:
+            # TOML: top-level keys first, then tables; a JSON string is a TOML basic string.
+            f.write("anonymous_loopback = true\n\n")
+            if model:
+                f.write(f"[semantic]\nmodel = {json.dumps(model)}\n\n")
+            f.write(f"[[projects]]\nname = {json.dumps(PROJECT)}\nupstream = {json.dumps(upstream)}\n"
+                    "poll_interval_secs = 3600\n")
+        env = dict(os.environ, RUST_LOG="info", NO_COLOR="1")
+        stdout = os.path.join(directory, "stdout")
+        with open(stdout, "w") as out, open(self.log, "w") as err:
+            self.proc = subprocess.Popen(
+                [binary, "--config", config, "--data-dir", os.path.join(directory, "data"),
+                 "--listen", "127.0.0.1:0"],
+                stdin=subprocess.DEVNULL, stdout=out, stderr=err, env=env, cwd=directory,
+                preexec_fn=_die_with_parent)
+        try:  # not yet in the caller's list of servers to stop
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                with open(stdout, encoding="utf-8", errors="replace") as f:
+                    m = re.search(r"^listening on (http://\S+)", f.read(), re.M)
+                if m:
+                    self.url = m.group(1)
+                    return
+                self.check_alive()
+                time.sleep(0.05)
+            die(f"helix-server did not start listening within 60 s:\n{self.log_tail()}")
+        except BaseException:
+            self.stop()
+            raise
+
+    def log_tail(self, n=3000):
+        try:
+            with open(self.log, encoding="utf-8", errors="replace") as f:
+                return f.read()[-n:]
+        except OSError:
+            return ""
+
+    def check_alive(self):
+        if self.proc.poll() is not None:
+            die(f"helix-server exited ({self.proc.returncode}):\n{self.log_tail()}")
+
+    def get(self, path, params=None):
+        url = self.url + path + ("?" + urllib.parse.urlencode(params) if params else "")
+        try:
+            with urllib.request.urlopen(url, timeout=60) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            body = e.read().decode("utf-8", "replace")
+            try:
+                return e.code, json.loads(body)
+            except ValueError:
+                return e.code, {"error": body}
+
+    def wait_served(self, what):
+        """Polls the project's status until it serves an artifact; returns the status."""
+        start = last_note = time.monotonic()
+        while True:
+            self.check_alive()
+            code, st = self.get(f"/v1/projects/{PROJECT}/status")
+            if code == 200 and st.get("commit"):
+                return st
+            err = (st.get("last_fetch") or {}).get("error") if code == 200 else None
+            if err:
+                die(f"helix-server could not fetch the upstream: {err}")
+            now = time.monotonic()
+            if now - start > COMPILE_TIMEOUT_SECS:
+                die(f"{what}: no artifact after {COMPILE_TIMEOUT_SECS} s:\n{self.log_tail()}")
+            if now - last_note >= 60:
+                print(f"cisi.py: {what}: compiling, {now - start:.0f} s so far", file=sys.stderr)
+                last_note = now
+            time.sleep(1 if now - start < 10 else 3)
+
+    def compile_figures(self):
+        """The fields of the log's `compiled new artifact` line (seconds, embed_ms, ...)."""
+        with open(self.log, encoding="utf-8", errors="replace") as f:
+            lines = [re.sub(r"\x1b\[[0-9;]*m", "", l) for l in f if "compiled new artifact" in l]
+        return dict(re.findall(r"(\w+)=(\S+)", lines[0])) if lines else {}
+
+    def search(self, q, limit):
+        code, body = self.get(f"/v1/projects/{PROJECT}/search", {"q": q, "limit": limit})
+        if code != 200:
+            die(f"search API answered {code} for {q[:60]!r}: {body}")
+        return body
+
+    def stop(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)  # a compile under way is not waited for
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+
+def git(args, cwd, env):
+    r = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True)
+    if r.returncode != 0:
+        die(f"git {' '.join(args)} failed: {r.stderr[-1000:]}")
+
+
+def server_runs(server_bin, model, docs, queries, judged, k, keep):
+    """The collection served by a plain helix-server and by one with `[semantic] model`:
+    each judged query through the search API of both. Returns (lexical run, fused run, facts)."""
+    limit = min(k, API_MAX_LIMIT)
+    work = tempfile.mkdtemp(prefix="helix-cisi-server-")
+    servers = []
+    try:
+        env = dict(os.environ, HOME=work, GIT_CONFIG_NOSYSTEM="1",
+                   GIT_AUTHOR_NAME="bench", GIT_AUTHOR_EMAIL="bench@example.com",
+                   GIT_COMMITTER_NAME="bench", GIT_COMMITTER_EMAIL="bench@example.com")
+        src, up = os.path.join(work, "src"), os.path.join(work, "up.git")
+        git(["init", "-q", "--bare", "-b", "main", up], work, env)
+        git(["init", "-q", "-b", "main", src], work, env)
+        write_knowledge(src, docs)
+        git(["add", "-A"], src, env)
+        git(["commit", "-q", "-m", "CISI"], src, env)
+        git(["push", "-q", up, "main"], src, env)
+
+        # The semantic server first: it embeds every entry while the plain one is queried.
+        sem = Server(server_bin, os.path.join(work, "semantic"), up, model)
+        servers.append(sem)
+        plain = Server(server_bin, os.path.join(work, "plain"), up)
+        servers.append(plain)
+
+        facts = {"limit": limit}
+        st = plain.wait_served("plain server")
+        if st["entries"] != len(docs) or st["diagnostics"]:
+            die(f"plain server compiled {st['entries']} entries of {len(docs)}: {st['diagnostics'][:5]}")
+        lexical = {}
+        for q in judged:
+            body = plain.search(queries[q], limit)
+            if "semantic" in body:
+                die("the plain server answered with a `semantic` field")
+            lexical[q] = [doc_id(h["id"]) for h in body["hits"]]
+        facts["plain_compile"] = plain.compile_figures()
+        plain.stop()
+
+        t0 = time.monotonic()
+        st = sem.wait_served("semantic server")
+        facts["semantic_wait_secs"] = round(time.monotonic() - t0, 1)
+        if st["entries"] != len(docs) or st["diagnostics"]:
+            die(f"semantic server compiled {st['entries']} entries of {len(docs)}: {st['diagnostics'][:5]}")
+        facts["semantic_compile"] = sem.compile_figures()
+        fused, not_semantic, vector_only, rank_mismatch = {}, 0, 0, 0
+        for q in judged:
+            body = sem.search(queries[q], limit)
+            if body.get("semantic") is not True:
+                not_semantic += 1
+            fused[q] = [doc_id(h["id"]) for h in body["hits"]]
+            for h in body["hits"]:
+                r = h.get("lexical_rank")
+                if r is None:
+                    vector_only += 1
+                elif r > len(lexical[q]) or lexical[q][r - 1] != doc_id(h["id"]):
+                    rank_mismatch += 1  # the fused hit's lexical rank is not its rank on the plain server
+        facts.update(not_semantic=not_semantic, vector_only_hits=vector_only,
+                     fused_hits=sum(len(v) for v in fused.values()), lexical_rank_mismatch=rank_mismatch)
+        return lexical, fused, facts
+    finally:
+        for s in servers:
+            s.stop()
+        if keep:
+            print(f"kept {work}", file=sys.stderr)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def compare_runs(a, b, judged, n):
+    """Queries whose first N hits are the same in A and B, in the same order; and the same set."""
+    same_order = sum(1 for q in judged if a.get(q, [])[:n] == b.get(q, [])[:n])
+    same_set = sum(1 for q in judged if set(a.get(q, [])[:n]) == set(b.get(q, [])[:n]))
+    return same_order, same_set
 
 
 def bm25s_run(docs, queries, judged, k, doc_tok, query_tok, stemmer=None):
@@ -209,20 +442,35 @@ def bm25s_run(docs, queries, judged, k, doc_tok, query_tok, stemmer=None):
 
 
 def main():
+    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--helix", default=os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "release", "helix"))
+    ap.add_argument("--helix", default=os.path.join(target, "release", "helix"))
     ap.add_argument("--baseline", help="a second helix binary measured in the same run (the last release)")
+    ap.add_argument("--model", help="a sentence-embedding model directory: also measure the server's "
+                                    "search API, lexical and fused with this model's vectors")
+    ap.add_argument("--server", default=os.path.join(target, "release", "helix-server"),
+                    help="the helix-server binary for --model (default: the release build)")
     ap.add_argument("--collection", default=DEFAULT_COLLECTION)
     ap.add_argument("--k", type=int, default=1000, help="results per query (default 1000)")
     ap.add_argument("--json", action="store_true")
-    ap.add_argument("--keep", action="store_true", help="keep the temp knowledge directory")
+    ap.add_argument("--keep", action="store_true", help="keep the temp directories")
     a = ap.parse_args()
     if not os.path.isfile(a.helix):
         die(f"no helix binary at {a.helix} (use --helix)")
+    if a.model:
+        if not os.path.isfile(a.server):
+            die(f"no helix-server binary at {a.server} (use --server)")
+        if not os.path.isdir(a.model):
+            die(f"no model directory at {a.model}")
+        if shutil.which("git") is None:
+            die("--model needs git")
     try:
         import bm25s  # noqa: F401
     except ImportError:
         die("needs bm25s: pip install bm25s numpy")
+    # SIGTERM and SIGHUP unwind as Ctrl-C does, so servers and temp directories go too.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda n, _f: sys.exit(128 + n))
 
     docs, queries, rel, judged = load(os.path.abspath(a.collection))
     if len(docs) != 1460 or len(judged) != 76:
@@ -232,6 +480,22 @@ def main():
     if a.baseline:
         brun, _, _ = helix_run(os.path.abspath(a.baseline), docs, queries, judged, a.k, a.keep)
         rows.append(("helix search, baseline binary", evaluate(brun, rel, judged)))
+    server = None
+    if a.model:
+        model = os.path.abspath(a.model)
+        mname = os.path.basename(model.rstrip("/"))
+        lrun, frun, facts = server_runs(os.path.abspath(a.server), model, docs, queries, judged, a.k, a.keep)
+        n = facts["limit"]
+        star = "" if n >= a.k else " *"
+        if n < a.k:
+            cut = {q: hrun.get(q, [])[:n] for q in judged}
+            rows.append((f"helix search, cut to its first {n}{star}", evaluate(cut, rel, judged)))
+        rows.append((f"helix, lexical (server API){star}", evaluate(lrun, rel, judged)))
+        rows.append((f"helix, fused with {mname} (RRF){star}", evaluate(frun, rel, judged)))
+        same_order, same_set = compare_runs(lrun, hrun, judged, n)
+        server = dict(facts, model=model, binary=os.path.abspath(a.server),
+                      lexical_same_order=same_order, lexical_same_set=same_set)
+    helix_rows = len(rows)
     refs = [
         ("bm25s lucene, \\w+ tokens (a)", bm25s_run(docs, queries, judged, a.k, simple_tokens, simple_tokens)),
         ("bm25s lucene, helix-like tokens (b)", bm25s_run(docs, queries, judged, a.k, helix_like_tokens, helix_like_tokens)),
@@ -250,7 +514,7 @@ def main():
     long_q = sum(1 for q in judged if len(set(helix_like_tokens(queries[q]))) > MAX_QUERY_TERMS)
 
     if a.json:
-        json.dump({"helix": os.path.abspath(a.helix), "k": a.k, "build": built,
+        json.dump({"helix": os.path.abspath(a.helix), "k": a.k, "build": built, "server": server,
                    "rows": [{"system": n, **m} for n, m in rows]}, sys.stdout, indent=1)
         print()
         return
@@ -259,21 +523,43 @@ def main():
     print(f"helix build: {built}")
     print(f"queries with more than {MAX_QUERY_TERMS} distinct terms (helix uses the first {MAX_QUERY_TERMS}): {long_q}; "
           f"queries where helix returned the full {a.k}: {capped}")
+    if server:
+        n = server["limit"]
+        pc, sc = server["plain_compile"], server["semantic_compile"]
+        print(f"helix-server {server['binary']}; model {server['model']}")
+        print(f"server compiles: plain {pc.get('seconds', '?')} s; with the model {sc.get('seconds', '?')} s "
+              f"(embed_ms {sc.get('embed_ms', '?')}, embedded {sc.get('embedded', '?')}; "
+              f"waited {server['semantic_wait_secs']} s)")
+        print(f"search API, limit {n}: lexical answer equal to `helix search`'s first {n} in "
+              f"{server['lexical_same_order']}/{len(judged)} queries (same set: {server['lexical_same_set']}); "
+              f"fused answers not semantic: {server['not_semantic']}; fused hits found only by their vector: "
+              f"{server['vector_only_hits']} of {server['fused_hits']}; fused hits whose lexical_rank is not "
+              f"their rank on the plain server: {server['lexical_rank_mismatch']}")
     print()
+    if server and server["limit"] < a.k:
+        print(f"(* top {server['limit']} per query, the search API's most, not {a.k}: "
+              f"R@100 is whole, MAP counts only the first {server['limit']})")
     print("| system | MAP | nDCG@10 | P@10 | R@100 |")
     print("|---|---:|---:|---:|---:|")
     for name, m in rows:
         print(f"| {name} | {m['MAP']:.4f} | {m['nDCG@10']:.4f} | {m['P@10']:.4f} | {m['R@100']:.4f} |")
     h = rows[0][1]
     print()
-    refs_from = 2 if a.baseline else 1
     if a.baseline:
         b = rows[1][1]
         print(f"helix / baseline: MAP {h['MAP'] / b['MAP']:.3f}x, nDCG@10 {h['nDCG@10'] / b['nDCG@10']:.3f}x")
-    for name, m in rows[refs_from:refs_from + 2]:
+    if server:
+        lx, fu = rows[helix_rows - 2][1], rows[helix_rows - 1][1]
+        print(f"fused / lexical (server API): MAP {fu['MAP'] / lx['MAP']:.3f}x, nDCG@10 {fu['nDCG@10'] / lx['nDCG@10']:.3f}x, "
+              f"P@10 {fu['P@10'] / lx['P@10']:.3f}x, R@100 {fu['R@100'] / lx['R@100']:.3f}x")
+    for name, m in rows[helix_rows:helix_rows + 2]:
         print(f"helix / {name}: MAP {h['MAP'] / m['MAP']:.3f}x, nDCG@10 {h['nDCG@10'] / m['nDCG@10']:.3f}x "
               f"(target: not below 1.0x, aim 1.05x nDCG@10)")
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:
+        print("cisi.py: interrupted", file=sys.stderr)
+        sys.exit(130)

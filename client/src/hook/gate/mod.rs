@@ -191,30 +191,41 @@ pub const OWN_CODE_PENALTY: f32 = 1.5;
 pub const STATEMENT_POINTS: f32 = 0.75;
 /// Points a request for work loses.
 pub const WORK_PENALTY: f32 = 2.0;
-/// Prompts and errors, when the search was fused with a query vector (docs/hooks.md,
-/// "Semantic candidates"): a hit gains `COSINE_POINTS · (cosine − COSINE_FLOOR)`, and loses
-/// as much below the floor: a hit that shares words but not meaning is weaker evidence,
-/// one that shares meaning but few words stronger. Chosen on the `tune` and `heldout`
-/// splits (docs/benchmarks.md, "Semantic search").
+/// Prompts, when the search was fused with a query vector (docs/hooks.md, "Semantic
+/// candidates"): a hit gains `COSINE_POINTS · (cosine − COSINE_FLOOR)`, and loses as much
+/// below the floor: a hit that shares words but not meaning is weaker evidence, one that
+/// shares meaning but few words stronger. Chosen on the `tune` and `heldout` splits
+/// (docs/benchmarks.md, "Semantic search").
 pub const COSINE_POINTS: f32 = 10.0;
 pub const COSINE_FLOOR: f32 = 0.45;
+/// Errors: the same, weighed apart (a failure's kept words are not a sentence).
+pub const ERROR_COSINE_POINTS: f32 = 5.0;
+pub const ERROR_COSINE_FLOOR: f32 = 0.5;
 /// Hits found by their vector alone that the gate weighs (the best by cosine), beside the
 /// lexical hits among the first `SEPARATION_DEPTH`.
 pub const VECTOR_CANDIDATES: usize = 5;
 
-/// [`COSINE_POINTS`] and [`COSINE_FLOOR`], or `HELIX_GATE_COSINE=points,floor` for the
-/// benchmark that chooses them (benches/relevance.py `--cosine`).
-fn cosine_weights() -> (f32, f32) {
-    static W: std::sync::OnceLock<(f32, f32)> = std::sync::OnceLock::new();
-    *W.get_or_init(|| {
-        std::env::var("HELIX_GATE_COSINE")
-            .ok()
-            .and_then(|v| {
-                let (a, b) = v.split_once(',')?;
-                Some((a.trim().parse().ok()?, b.trim().parse().ok()?))
-            })
-            .unwrap_or((COSINE_POINTS, COSINE_FLOOR))
-    })
+/// The cosine's points and floor for prompts and for errors: the constants above, or
+/// `HELIX_GATE_COSINE=points,floor[,error points,error floor]` for the benchmark that
+/// chooses them (benches/relevance.py `--cosine`).
+fn cosine_weights(error: bool) -> (f32, f32) {
+    static W: std::sync::OnceLock<[(f32, f32); 2]> = std::sync::OnceLock::new();
+    let w = W.get_or_init(|| {
+        let built_in = [
+            (COSINE_POINTS, COSINE_FLOOR),
+            (ERROR_COSINE_POINTS, ERROR_COSINE_FLOOR),
+        ];
+        let Ok(v) = std::env::var("HELIX_GATE_COSINE") else {
+            return built_in;
+        };
+        let n: Vec<f32> = v.split(',').filter_map(|x| x.trim().parse().ok()).collect();
+        match n[..] {
+            [p, f] => [(p, f), (p, f)],
+            [p, f, ep, ef] => [(p, f), (ep, ef)],
+            _ => built_in,
+        }
+    });
+    w[usize::from(error)]
 }
 
 /// Evidence points of a prompt or error hit: separation counts one point per 1.5× lead
@@ -300,7 +311,7 @@ pub fn points(e: &Evidence, form: Form, cues: Cues) -> (f32, Signal) {
         ),
         (
             cues.cosine.map_or(0.0, |c| {
-                let (points, floor) = cosine_weights();
+                let (points, floor) = cosine_weights(!prompt);
                 points * (c - floor)
             }),
             Signal::Meaning,
