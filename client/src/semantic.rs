@@ -103,6 +103,20 @@ pub fn enabled() -> bool {
     std::env::var("HELIX_EMBED").map_or(true, |v| v.trim() != "off")
 }
 
+/// The hooks that ask the embedder by default: where the judged benchmark finds that the
+/// cosine helps (docs/benchmarks.md, "Semantic candidates in the hooks"). For errors and a
+/// file's path words it found no gain and cost a query's embedding each.
+pub const DEFAULT_HOOKS: &[&str] = &["prompt"];
+
+/// Whether `hook` (`prompt`, `error`, `ambient`) asks the embedder: `HELIX_EMBED_HOOKS`
+/// (comma-separated; empty for none), else [`DEFAULT_HOOKS`].
+pub fn hook_asks(hook: &str) -> bool {
+    match std::env::var("HELIX_EMBED_HOOKS") {
+        Ok(list) => list.split(',').any(|h| h.trim() == hook),
+        Err(_) => DEFAULT_HOOKS.contains(&hook),
+    }
+}
+
 /// The hooks' budget: `HELIX_EMBED_BUDGET_MS`, else [`HOOK_BUDGET`].
 pub fn hook_budget() -> Duration {
     std::env::var("HELIX_EMBED_BUDGET_MS")

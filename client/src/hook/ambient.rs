@@ -357,7 +357,12 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<Answer> {
         // With vectors, the hits' cosine with the path's words counts in their points (a
         // hit found by vector alone never passes here: it needs the words).
         let query = words.join(" ");
-        let found = with_vectors(k, search(k, &query, Shape::Words, SEPARATION_DEPTH), &query);
+        let found = with_vectors(
+            k,
+            "ambient",
+            search(k, &query, Shape::Words, SEPARATION_DEPTH),
+            &query,
+        );
         let passed = gate::about_path(&found, LAYER_MAX);
         take_layer(
             &mut taken,

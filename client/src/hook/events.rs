@@ -176,11 +176,20 @@ pub(super) fn search<'k>(k: &'k Knowledge, query: &str, shape: Shape, limit: usi
 }
 
 /// [`search`]'s hits with the entries nearest `query` by vector appended (score 0, no
-/// matched terms; the lexical hits unchanged, so the gate judges them as before), when an
-/// artifact has vectors and the warm embedder answers within the hooks' budget. Otherwise
-/// `found` as it is (and the embedder started for next time when none listens).
-pub(super) fn with_vectors<'k>(k: &'k Knowledge, found: Found<'k>, query: &str) -> Found<'k> {
+/// matched terms) and every hit's cosine, when `hook` asks the embedder
+/// (`semantic::hook_asks`), an artifact has vectors and the warm embedder answers within
+/// the hooks' budget. Otherwise `found` as it is (and the embedder started for next time
+/// when none listens).
+pub(super) fn with_vectors<'k>(
+    k: &'k Knowledge,
+    hook: &str,
+    found: Found<'k>,
+    query: &str,
+) -> Found<'k> {
     use crate::semantic::{self, Semantic, Wait};
+    if !semantic::hook_asks(hook) {
+        return found;
+    }
     let Some(v) = semantic::query_vector(k, None, query, Wait::hook()) else {
         return found;
     };
@@ -332,7 +341,12 @@ pub fn prompt(cx: &Ctx<'_>) -> Option<Answer> {
     }
     let k = cx.knowledge()?;
     let query = terms.join(" ");
-    let found = with_vectors(k, search(k, &query, Shape::Words, SEPARATION_DEPTH), &query);
+    let found = with_vectors(
+        k,
+        "prompt",
+        search(k, &query, Shape::Words, SEPARATION_DEPTH),
+        &query,
+    );
     gated(
         cx,
         "prompt",
@@ -378,7 +392,12 @@ pub fn error(cx: &Ctx<'_>) -> Option<Answer> {
     // A note quoting the message may rank below the ten the gate weighs (it reads only
     // those): one search deep enough for both.
     let query = terms.join(" ");
-    let found = with_vectors(k, search(k, &query, Shape::Words, QUOTE_DEPTH), &query);
+    let found = with_vectors(
+        k,
+        "error",
+        search(k, &query, Shape::Words, QUOTE_DEPTH),
+        &query,
+    );
     let quoted = gate::quoting(&found, &phrases(raw));
     gated(
         cx,

@@ -192,11 +192,25 @@ fn with_the_embedder_a_hit_no_word_matches_is_found_and_its_meaning_passes_the_g
     // The hooks: the gate weighs each hit's cosine with its lexical evidence. The entry
     // the prompt's words point to still comes first; a hit whose meaning is the prompt's
     // passes on that alone.
-    let fused = prompt_hook(&f, PROMPT, "s-on", &[]);
+    // (A budget no loaded test machine misses: the 20 ms one is for a person's machine.)
+    let patient = [("HELIX_EMBED_BUDGET_MS", "20000")];
+    let fused = prompt_hook(&f, PROMPT, "s-on", &patient);
     assert!(fused.contains("pool-exhaustion"), "{fused}");
-    let odd_prompt = prompt_hook(&f, ODD, "s-odd", &[]);
+    let odd_prompt = prompt_hook(&f, ODD, "s-odd", &patient);
     assert!(odd_prompt.contains(&odd), "{odd_prompt}");
-    assert_eq!(prompt_hook(&f, ODD, "s-odd-off", OFF), "", "lexically nothing");
+    assert_eq!(
+        prompt_hook(&f, ODD, "s-odd-off", OFF),
+        "",
+        "lexically nothing"
+    );
+    // The hooks that ask are a setting: none, and the prompt hook is lexical again.
+    let none = [("HELIX_EMBED_HOOKS", "")];
+    assert_eq!(prompt_hook(&f, ODD, "s-odd-none", &none), "");
+    let listed = [
+        ("HELIX_EMBED_HOOKS", "error, prompt"),
+        ("HELIX_EMBED_BUDGET_MS", "20000"),
+    ];
+    assert!(prompt_hook(&f, ODD, "s-odd-listed", &listed).contains(&odd));
     // The injection log names why it passed.
     let (_, log, _) = run(&f, &["log", "--json"], "", &[]);
     assert!(log.contains("\"meaning\""), "{log}");
