@@ -27,6 +27,13 @@ Usage:
   python3 benches/relevance.py --helix BIN --baseline BIN --also main=BIN   (three columns)
   python3 benches/relevance.py --helix BIN --agent gemini                   (one agent's form)
   python3 benches/relevance.py --helix BIN --compare-agents [--verbose]     (every agent vs Claude Code)
+  python3 benches/relevance.py --helix BIN --model "$(benches/get-model.sh)" [--every-hook]
+      [--cosine POINTS,FLOOR[,ERROR_POINTS,ERROR_FLOOR] ...]   (semantic candidates off and on)
+
+With --model, a second world runs the same binary with the corpus embedded at `helix sync`
+(local mode) and a warm `helix-net embedder`; its hooks wait up to --embed-budget-ms for it,
+so the figures measure quality, not the 20 ms deadline. The tables then also group the
+splits: `tune` + `heldout`, where the gate's constants were chosen, and the rest (blind).
 
 Only the Python standard library. See docs/benchmarks.md ("Relevance").
 """
@@ -741,6 +748,9 @@ def main():
     ap.add_argument("--cosine", action="append", default=[], metavar="POINTS,FLOOR",
                     help="with --model: one more column per value, the gate's cosine weight and "
                          "floor (HELIX_GATE_COSINE) instead of its built-in ones (repeatable)")
+    ap.add_argument("--every-hook", action="store_true",
+                    help="with --model: one more column with every hook asking the embedder "
+                         "(HELIX_EMBED_HOOKS=prompt,error,ambient; by default only the prompt hook does)")
     ap.add_argument("--corpus", default=DEFAULT_CORPUS, help="the til corpus (default corpora/til)")
     ap.add_argument("--cases", default=DEFAULT_CASES, help="judgements file (JSON lines)")
     ap.add_argument("--json", action="store_true", help="print machine-readable results instead of the table")
@@ -771,8 +781,8 @@ def main():
         runs.append((label, binary))
     runs.append(("helix", a.helix))
 
-    if a.cosine and not a.model:
-        die("--cosine needs --model")
+    if (a.cosine or a.every_hook) and not a.model:
+        die("--cosine and --every-hook need --model")
     if a.model:
         runs.append(("helix+model", a.helix))
 
@@ -784,6 +794,9 @@ def main():
             variants = [(label, None)]
             if model:
                 variants += [(f"model {c}", dict(w.env, HELIX_GATE_COSINE=c)) for c in a.cosine]
+                if a.every_hook:
+                    variants.append(("model, every hook",
+                                     dict(w.env, HELIX_EMBED_HOOKS="prompt,error,ambient")))
             for name, env in variants:
                 res = run_cases(w, cases, a.agent, env=env)
                 out.append({"label": name, "binary": w.src, "version": w.version, "cache": w.cache_how,

@@ -196,8 +196,8 @@ pub const WORK_PENALTY: f32 = 2.0;
 /// below the floor: a hit that shares words but not meaning is weaker evidence, one that
 /// shares meaning but few words stronger. Chosen on the `tune` and `heldout` splits
 /// (docs/benchmarks.md, "Semantic search").
-pub const COSINE_POINTS: f32 = 10.0;
-pub const COSINE_FLOOR: f32 = 0.45;
+pub const COSINE_POINTS: f32 = 12.0;
+pub const COSINE_FLOOR: f32 = 0.37;
 /// Errors: the same, weighed apart (a failure's kept words are not a sentence).
 pub const ERROR_COSINE_POINTS: f32 = 5.0;
 pub const ERROR_COSINE_FLOOR: f32 = 0.5;
