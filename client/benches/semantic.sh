@@ -6,9 +6,9 @@
 #   off     HELIX_EMBED=off (the lexical hook as before vectors)
 #   absent  vectors in the artifact, no embedder listening (connect fails, lexical answer)
 #   warm    the embedder up (`helix-net embedder`): connect, embed, top_k, fuse
-# With a real model the entries' vectors are pseudo-random (RANDOM_VECTORS; embedding 10k
-# entries takes long, and the hook's cost does not depend on what they say); the query is
-# embedded by the real model.
+# The corpus's notes are embedded once and each copy gets its original's vector (with a
+# real model about a minute on two cores; RANDOM_VECTORS=1 skips it with random vectors,
+# which the gate then reads as unrelated: the warm hook then answers nothing).
 # Prints p50/p99 in ms per case.
 #
 # Usage: client/benches/semantic.sh      (ITER=300 SIZE=10000)
@@ -24,7 +24,7 @@ TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
 if [ -z "${SKIP_BUILD:-}" ]; then
     echo "building release helix, helix-net and the vector_artifact example..." >&2
     cargo build --release -p helix-client-net --bins --quiet
-    cargo build -p helix-client --example vector_artifact --quiet
+    cargo build --release -p helix-client --example vector_artifact --quiet
 fi
 HELIX=$TARGET/release/helix
 NET=$TARGET/release/helix-net
@@ -55,8 +55,7 @@ cache=$(cd "$repo" && "$HELIX" status --json | python3 -c \
 mkdir -p "$cache"
 "$HELIX" build "$CORPUS" --no-git --project bench -o "$WORK/base.hix" 2> "$WORK/build.log" \
     || { cat "$WORK/build.log" >&2; exit 1; }
-[ "$MODEL_DIR" = "$WORK/tiny" ] || export RANDOM_VECTORS=1
-"$TARGET/debug/examples/vector_artifact" "$WORK/base.hix" "$cache/index.hix" "$MODEL_DIR" "$SIZE"
+"$TARGET/release/examples/vector_artifact" "$WORK/base.hix" "$cache/index.hix" "$MODEL_DIR" "$SIZE"
 
 prompt='how do I rebase my git branch onto another base without losing local commits?'
 python3 - "$HELIX" "$NET" "$repo" "$MODEL_DIR" "$ITER" "$prompt" <<'PY'

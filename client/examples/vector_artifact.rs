@@ -1,8 +1,9 @@
-//! Adds a `VECTORS` section to an artifact, for benches: every entry's title and body
-//! embedded with the model in `MODEL_DIR`, the entries copied until there are at least
-//! `MIN_ENTRIES` (ids suffixed `-copyN`). A `MODEL_DIR` that does not exist gets the tiny
-//! test model. `RANDOM_VECTORS=1`: pseudo-random vectors of the model's dimension (for timing
-//! a real model without embedding every entry).
+//! Adds a `VECTORS` section to an artifact, for benches: every entry embedded with the model
+//! in `MODEL_DIR` as the server embeds it (`vectors::entry_text`), the entries copied until
+//! there are at least `MIN_ENTRIES` (ids suffixed `-copyN`, each with its original's vector:
+//! a large knowledge base whose vectors are as alike as its texts). A `MODEL_DIR` that does
+//! not exist gets the tiny test model. `RANDOM_VECTORS=1`: pseudo-random vectors of the
+//! model's dimension instead (no embedding at all).
 //!
 //! Usage: cargo run -p helix-client --example vector_artifact -- IN.hix OUT.hix MODEL_DIR [MIN_ENTRIES]
 
@@ -58,14 +59,22 @@ fn main() {
             vectors.insert(e.id.clone(), v);
         }
     } else {
-        let texts: Vec<String> = entries
+        use helix_index_format::vectors::{DEFAULT_BODY_CHARS, entry_text};
+        let texts: Vec<String> = base
             .iter()
-            .map(|e| format!("{}\n{}", e.title, e.body))
+            .map(|e| entry_text(e, DEFAULT_BODY_CHARS))
             .collect();
-        for (chunk, es) in texts.chunks(64).zip(entries.chunks(64)) {
+        let mut by_base = HashMap::new();
+        for (chunk, es) in texts.chunks(64).zip(base.chunks(64)) {
             let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
             for (v, e) in embedder.embed(&refs).expect("embed").into_iter().zip(es) {
-                vectors.insert(e.id.clone(), v);
+                by_base.insert(e.id.clone(), v);
+            }
+        }
+        for e in &entries {
+            let original = e.id.split("-copy").next().unwrap_or(&e.id);
+            if let Some(v) = by_base.get(original) {
+                vectors.insert(e.id.clone(), v.clone());
             }
         }
     }
