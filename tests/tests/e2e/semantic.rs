@@ -12,7 +12,7 @@ use helix_index_format::Index;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::harness::{Server, Upstream, WAIT};
+use super::harness::{Dev, Server, Upstream, WAIT};
 
 const PROJECT: &str = "team";
 
@@ -276,4 +276,105 @@ fn entries_are_embedded_reused_served_and_searched() {
     );
     let none = plain.json("GET", "/v1/model", Some(&token_c), 404);
     assert_eq!(none["error"]["code"], "no_model", "{none}");
+}
+
+/// The entry of `artifact` whose vector is nearest `query`'s under `model`, as the server
+/// embeds entries (`entry_text`, read back as `entry_ref_text`; the config's `body_chars = 300`): with random weights,
+/// whichever it is.
+fn nearest(model: &Path, artifact: &[u8], query: &str) -> String {
+    use helix_index_format::vectors::entry_ref_text;
+    let embedder = helix_embed::Embedder::load(model).expect("load tiny model");
+    let q = embedder.embed_one(query).expect("embed the query");
+    let index = Index::open(artifact).expect("artifact");
+    let mut best = (f32::MIN, String::new());
+    for d in 0..index.len() {
+        let e = index.entry(d).expect("entry");
+        let v = embedder.embed_one(&entry_ref_text(&e, 300)).expect("embed");
+        let cos: f32 = q.iter().zip(&v).map(|(a, b)| a * b).sum();
+        if cos > best.0 {
+            best = (cos, e.id.to_string());
+        }
+    }
+    best.1
+}
+
+/// Words no entry has: only a vector can find anything for them.
+const ODD: &str = "zebra quantum lantern";
+
+#[test]
+fn a_client_syncs_the_model_and_searches_by_meaning_offline() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let model = tmp.path().join("model");
+    helix_embed::tiny::write_tiny_model(&model, 7).expect("tiny model");
+    let up = Upstream::new(tmp.path());
+    let head = up.commit_as("Ada", ENTRIES, "seed");
+    let cfg = config(&tmp.path().join("a"), &up, Some(&model));
+    let token = Server::token_add(&cfg, PROJECT, "ada", "read");
+    let mut server = Server::start(&cfg, &tmp.path().join("a/data"), tmp.path());
+    server.wait_serving(PROJECT, &token, &head);
+    let want = nearest(&model, &artifact(&server, &token), ODD);
+
+    let dev = Dev::new("ada", &server.url, &[PROJECT], &token);
+    let r = dev.run(&["sync"]).ok("helix sync");
+    assert!(
+        r.stderr.contains("embedding model") && r.stderr.contains("downloaded"),
+        "the sync says it fetched the model: {}",
+        r.stderr
+    );
+    let id = helix_embed::Embedder::load(&model)
+        .expect("load")
+        .id()
+        .to_string();
+    for f in helix_embed::MODEL_FILES {
+        let synced = dev.cache_home().join("helix/model").join(&id).join(f);
+        assert_eq!(
+            std::fs::read(&synced).expect("synced model file"),
+            std::fs::read(model.join(f)).expect("model file"),
+            "{f}"
+        );
+    }
+
+    // `helix search` starts the embedder (which exits soon after the test) and waits for it.
+    let search = |what: &str| {
+        let mut args = vec!["search", "--json"];
+        args.extend(ODD.split_whitespace());
+        let mut cmd = dev.cmd(&args);
+        cmd.env("HELIX_EMBED_IDLE_SECS", "20");
+        let out = cmd.output().expect("helix search");
+        assert!(
+            out.status.success(),
+            "{what}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        let first = v["hits"][0].clone();
+        assert!(first["cosine"].is_number(), "{what}: {v}");
+        first["id"].as_str().expect("id").to_string()
+    };
+    let lexical = dev
+        .cmd(&["search", "--json", "zebra", "quantum", "lantern"])
+        .env("HELIX_EMBED", "off")
+        .output()
+        .expect("helix search");
+    let lexical: Value = serde_json::from_slice(&lexical.stdout).expect("JSON");
+    assert_eq!(
+        lexical["hits"],
+        serde_json::json!([]),
+        "no entry has the words"
+    );
+    assert_eq!(search("online"), want);
+
+    // MCP `search` fuses the same way.
+    let mut mcp = dev.mcp();
+    let answer = mcp.call("search", serde_json::json!({ "query": ODD }));
+    let text = answer["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(text.contains(&want), "{answer}");
+    drop(mcp);
+
+    // Offline: the server gone, the cache and the synced model answer alike.
+    server.stop();
+    assert_eq!(search("offline"), want);
 }
