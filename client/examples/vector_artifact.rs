@@ -8,7 +8,7 @@
 //! Usage: cargo run -p helix-client --example vector_artifact -- IN.hix OUT.hix MODEL_DIR [MIN_ENTRIES]
 
 use helix_embed::Embedder;
-use helix_index_format::{BuildInfo, Embeddings, Index, build_with_embeddings};
+use helix_index_format::{Embeddings, Index, build_with_embeddings};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -18,16 +18,8 @@ fn main() {
     let min: usize = args.get(3).map_or(0, |n| n.parse().expect("MIN_ENTRIES"));
     let bytes = std::fs::read(input).expect("read the artifact");
     let index = Index::open(&bytes[..]).expect("open the artifact");
-    let meta = index.meta().expect("meta");
-    let info = BuildInfo {
-        project: meta.project.to_string(),
-        commit: meta.commit.to_string(),
-        generation: meta.generation,
-        build_time: meta.build_time,
-    };
-    let base: Vec<_> = (0..index.len())
-        .map(|d| helix_client::knowledge::owned_entry(&index.entry(d).expect("entry")))
-        .collect();
+    let (base, info) =
+        helix_client::knowledge::owned_entries(&index).expect("read the artifact's entries");
     let mut entries = base.clone();
     let mut copy = 1;
     while entries.len() < min {

@@ -2,7 +2,9 @@
 //! overlays, memory-mapped and queried together. No network, no locks, no index building.
 
 use crate::config::ProjectConfig;
-use helix_index_format::{EntryRef, Hit, Index, Query, SearchOptions, Stats, TopicCount};
+use helix_index_format::{
+    EntryRef, FormatError, Hit, Index, Query, SearchOptions, Stats, TopicCount,
+};
 use memmap2::Mmap;
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -108,6 +110,23 @@ impl<'a> Found<'a> {
 pub struct Knowledge {
     root: PathBuf,
     sources: Vec<Source>,
+}
+
+/// Owned copies of every entry of `index`, and what it was built with: to rebuild it.
+pub fn owned_entries<B: AsRef<[u8]>>(
+    index: &Index<B>,
+) -> Result<
+    (
+        Vec<helix_index_format::Entry>,
+        helix_index_format::BuildInfo,
+    ),
+    FormatError,
+> {
+    let info = helix_index_format::BuildInfo::of(&index.meta()?);
+    let entries = (0..index.len())
+        .map(|d| Ok(owned_entry(&index.entry(d)?)))
+        .collect::<Result<_, FormatError>>()?;
+    Ok((entries, info))
 }
 
 /// An owned copy of an artifact's entry (the blob id is not copied).
@@ -473,7 +492,7 @@ impl Knowledge {
 
     fn collect<'a>(
         &'a self,
-        f: impl Fn(&'a Index<Mmap>) -> Result<Vec<EntryRef<'a>>, helix_index_format::FormatError>,
+        f: impl Fn(&'a Index<Mmap>) -> Result<Vec<EntryRef<'a>>, FormatError>,
     ) -> Vec<(&'a str, EntryRef<'a>)> {
         let mut out = Vec::new();
         let mut seen = HashSet::new();

@@ -53,6 +53,19 @@ pub struct BuildInfo {
     pub build_time: i64,
 }
 
+impl BuildInfo {
+    /// What `meta`'s artifact was built with: rebuilding its entries with it (with other
+    /// sections, say) gives the same header.
+    pub fn of(meta: &crate::Meta<'_>) -> BuildInfo {
+        BuildInfo {
+            project: meta.project.to_string(),
+            commit: meta.commit.to_string(),
+            generation: meta.generation,
+            build_time: meta.build_time,
+        }
+    }
+}
+
 /// Why entries could not be compiled.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BuildError {

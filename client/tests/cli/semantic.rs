@@ -5,7 +5,7 @@
 
 use crate::hooks::Fixture;
 use helix_embed::Embedder;
-use helix_index_format::{BuildInfo, Embeddings, Index, build_with_embeddings};
+use helix_index_format::{Embeddings, Index, build_with_embeddings};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::io::Write;
@@ -25,16 +25,8 @@ fn add_vectors(f: &Fixture, model: &Path) -> String {
     let path = f.cache_file();
     let bytes = std::fs::read(&path).expect("read the cache");
     let index = Index::open(&bytes[..]).expect("open the cache");
-    let meta = index.meta().expect("meta");
-    let info = BuildInfo {
-        project: meta.project.to_string(),
-        commit: meta.commit.to_string(),
-        generation: meta.generation,
-        build_time: meta.build_time,
-    };
-    let entries: Vec<_> = (0..index.len())
-        .map(|d| helix_client::knowledge::owned_entry(&index.entry(d).expect("entry")))
-        .collect();
+    let (entries, info) =
+        helix_client::knowledge::owned_entries(&index).expect("the cache's entries");
     let embedder = Embedder::load(model).expect("load the tiny model");
     let mut vectors = HashMap::new();
     let mut odd = String::new();
