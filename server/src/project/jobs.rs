@@ -16,7 +16,18 @@ pub enum Job {
     Write(WriteJob),
     Refresh(Option<oneshot::Sender<Result<Option<ArtifactInfo>, String>>>),
     Proposal(ProposalJob),
+    /// Entries' vectors, embedded off the worker thread (ingest.rs).
+    Vectors(Vectors),
     Shutdown,
+}
+
+/// Vectors of entries embedded in the background, each for the blob it was computed from.
+#[derive(Debug)]
+pub struct Vectors {
+    /// Repository path, blob, vector (`None`: the text could not be embedded).
+    pub(crate) rows: Vec<(String, gix::ObjectId, Option<Vec<f32>>)>,
+    /// The last of its job: the entries left out of it can be embedded now.
+    pub(crate) done: bool,
 }
 
 /// A question or decision about a project's proposals (review mode).

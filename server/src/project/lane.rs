@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
+use std::time::Instant;
 
 use gix::ObjectId;
 use helix_index_format::{Diagnostic, Entry};
@@ -24,6 +25,8 @@ pub(super) struct Cached {
     /// The entry's embedding by the `[semantic]` model, once computed (or taken from the
     /// served artifact's row of the same entry and blob).
     pub(super) vector: Option<Vec<f32>>,
+    /// Embedding this blob's text failed: not tried again until the file changes.
+    pub(super) unembeddable: bool,
 }
 
 /// One project's part of a worker: what it compiled, and the keys it answered.
@@ -40,6 +43,12 @@ pub(super) struct LaneState {
     /// The last compiled commit of its branch and its first-parent depth (its generation's
     /// source; per lane, since lanes may follow different branches).
     pub(super) depth: Option<(ObjectId, u64)>,
+    /// The entries (path, blob) a background job is embedding, while one runs (ingest.rs).
+    pub(super) embedding: Option<HashMap<String, ObjectId>>,
+    /// Vectors arrived that the served artifact lacks: it is compiled again.
+    pub(super) vectors_unserved: bool,
+    /// When the last artifact was compiled: bounds recompiles for vectors alone.
+    pub(super) compiled_at: Instant,
 }
 
 /// One project's view of its worker: its own state, and the repository and counters it

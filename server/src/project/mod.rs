@@ -29,8 +29,8 @@ use crate::store::{ArtifactInfo, ArtifactStore, DiagnosticInfo, Pointer, Served,
 use crate::sys::{lock, read};
 
 pub use jobs::{
-    EditTarget, Job, JobError, ProposalError, ProposalJob, ProposalOp, ReplyTx, WriteError,
-    WriteJob, WriteReply,
+    EditTarget, Job, JobError, ProposalError, ProposalJob, ProposalOp, ReplyTx, Vectors,
+    WriteError, WriteJob, WriteReply,
 };
 use placement::Group;
 pub use refusals::{KindCount, Refusal, Refusals};

@@ -44,6 +44,9 @@ impl Worker {
                     scanned: false,
                     scanned_tip: None,
                     depth: None,
+                    embedding: None,
+                    vectors_unserved: false,
+                    compiled_at: Instant::now(),
                 }
             })
             .collect();
@@ -100,14 +103,20 @@ impl Worker {
             let mut writes: Vec<Vec<WriteJob>> = (0..n).map(|_| Vec::new()).collect();
             let mut refreshes = Vec::new();
             let mut proposal_jobs = Vec::new();
+            let mut vectors = Vec::new();
             let mut shutdown = false;
             for (lane, j) in jobs {
                 match j {
                     Job::Write(w) => writes[lane].push(w),
                     Job::Proposal(p) => proposal_jobs.push((lane, p)),
                     Job::Refresh(r) => refreshes.push((lane, r)),
+                    Job::Vectors(v) => vectors.push((lane, v)),
                     Job::Shutdown => shutdown = true,
                 }
+            }
+            // Before the writes, whose compile then takes them in.
+            for (i, v) in vectors {
+                self.guarded(i, "vectors", |l| l.take_vectors(v));
             }
             let mut moved: Vec<String> = Vec::new();
             for (i, batch) in writes.into_iter().enumerate() {
@@ -122,9 +131,11 @@ impl Worker {
                 moved.push(self.lanes[i].project.cfg.branch.clone());
             }
             // The other projects on a branch that writes moved (a subdir and the whole
-            // repository) compile it now too, not at the next poll.
+            // repository) compile it now too, not at the next poll; so does a project whose
+            // background embedding brought vectors.
             for i in 0..n {
-                if moved.contains(&self.lanes[i].project.cfg.branch) {
+                if moved.contains(&self.lanes[i].project.cfg.branch) || self.lanes[i].vectors_due()
+                {
                     self.guarded(i, "ingest", |l| {
                         let tip = l.tip().ok().flatten();
                         let r = l.ingest(tip, Instant::now());

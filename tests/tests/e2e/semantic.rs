@@ -378,3 +378,92 @@ fn a_client_syncs_the_model_and_searches_by_meaning_offline() {
     server.stop();
     assert_eq!(search("offline"), want);
 }
+
+/// The status's generation and the served artifact of `server`, once every one of its
+/// `entries` entries has a vector.
+fn wait_all_vectors(server: &Server, token: &str, entries: usize) -> (u64, Vec<u8>) {
+    super::harness::wait_for(&format!("{entries} entries with vectors"), || {
+        let bytes = artifact(server, token);
+        let index = Index::open(&bytes[..]).ok()?;
+        let v = index.vectors()?;
+        (index.len() as usize == entries && v.count_present() == entries).then_some(())?;
+        let status = server.json(
+            "GET",
+            &format!("/v1/projects/{PROJECT}/status"),
+            Some(token),
+            200,
+        );
+        Some((status["generation"].as_u64()?, bytes))
+    })
+}
+
+#[test]
+fn a_large_compile_embeds_in_the_background_without_holding_up_writes() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let model = tmp.path().join("model");
+    helix_embed::tiny::write_tiny_model(&model, 7).expect("tiny model");
+    let up = Upstream::new(tmp.path());
+    // More than a compile embeds itself: the first artifact is served without their
+    // vectors, and they are compiled in when the background job ends.
+    let notes: Vec<(String, String)> = (0..40)
+        .map(|i| {
+            (
+                format!("topic{}/note-{i}.md", i % 4),
+                format!("# Note {i} on caching\n\nThe runner's cache key {i} must include the lock file.\n"),
+            )
+        })
+        .collect();
+    let files: Vec<(&str, &str)> = notes
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    let first = up.commit_as("Ada", &files, "seed");
+    let cfg = config(&tmp.path().join("a"), &up, Some(&model));
+    let token = Server::token_add(&cfg, PROJECT, "ada", "read,write");
+    let mut server = Server::start(&cfg, &tmp.path().join("a/data"), tmp.path());
+    server.wait_serving(PROJECT, &token, &first);
+
+    // A store while the entries may still be embedding: acknowledged, and compiled with
+    // the others, every entry with its vector.
+    let body = br#"{"topic":"ci","title":"Pin the toolchain","body":"A rust-toolchain file keeps CI and laptops on one compiler."}"#;
+    let (code, answer) = server
+        .request(
+            "POST",
+            &format!("/v1/projects/{PROJECT}/entries"),
+            body,
+            Some(&token),
+        )
+        .expect("POST entry");
+    assert_eq!(code, 201, "{}", String::from_utf8_lossy(&answer));
+    let (generation, bytes) = wait_all_vectors(&server, &token, 41);
+    let second = up.head();
+    server.wait_serving(PROJECT, &token, &second);
+    // The same commit compiled again for its vectors keeps its generation (its depth).
+    assert_eq!(generation, 2, "generation of the second commit");
+
+    // A replica compiling the same commit cold ends with the same bytes.
+    let cfg_b = config(&tmp.path().join("b"), &up, Some(&model));
+    let token_b = Server::token_add(&cfg_b, PROJECT, "ada", "read");
+    let replica = Server::start(&cfg_b, &tmp.path().join("b/data"), tmp.path());
+    replica.wait_serving(PROJECT, &token_b, &second);
+    let (_, replica_bytes) = wait_all_vectors(&replica, &token_b, 41);
+    assert!(replica_bytes == bytes, "replica's artifact differs");
+    drop(replica);
+
+    // After a restart the served artifact (every vector in it) stays as it is.
+    server.restart(tmp.path());
+    server.wait_serving(PROJECT, &token, &second);
+    let (code, _) = server
+        .request(
+            "POST",
+            &format!("/v1/projects/{PROJECT}/refresh?wait=1"),
+            b"",
+            Some(&token),
+        )
+        .expect("refresh");
+    assert!((200..300).contains(&code), "refresh: {code}");
+    assert!(
+        artifact(&server, &token) == bytes,
+        "restart changed the artifact"
+    );
+}
