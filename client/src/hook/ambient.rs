@@ -354,8 +354,9 @@ pub fn ambient(cx: &Ctx<'_>) -> Option<Answer> {
         _ => Vec::new(),
     };
     if words.len() as u32 >= gate::PATH_MIN_MATCHED {
-        // With vectors, the hits' cosine with the path's words counts in their points (a
-        // hit found by vector alone never passes here: it needs the words).
+        // When this hook asks the embedder (`HELIX_EMBED_HOOKS`; not by default), the hits'
+        // cosine with the path's words counts in their points (a hit found by vector alone
+        // never passes here: it needs the words).
         let query = words.join(" ");
         let found = with_vectors(
             k,

@@ -107,6 +107,23 @@ fn config(dir: &Path, up: &Upstream, semantic: Option<&Path>) -> std::path::Path
     )
 }
 
+/// A server in `tmp/<name>` following `up` (with `model` as its `[semantic]` model), with a
+/// token of `scopes`, once it serves `commit`.
+fn serve(
+    tmp: &Path,
+    name: &str,
+    up: &Upstream,
+    model: Option<&Path>,
+    scopes: &str,
+    commit: &str,
+) -> (Server, String) {
+    let cfg = config(&tmp.join(name), up, model);
+    let token = Server::token_add(&cfg, PROJECT, "ada", scopes);
+    let server = Server::start(&cfg, &tmp.join(name).join("data"), tmp);
+    server.wait_serving(PROJECT, &token, commit);
+    (server, token)
+}
+
 const ENTRIES: &[(&str, &str)] = &[
     (
         "git/rebase.md",
@@ -133,10 +150,7 @@ fn entries_are_embedded_reused_served_and_searched() {
     helix_embed::tiny::write_tiny_model(&model, 7).expect("tiny model");
     let up = Upstream::new(tmp.path());
     let first = up.commit_as("Ada", ENTRIES, "seed");
-    let cfg = config(&tmp.path().join("a"), &up, Some(&model));
-    let token = Server::token_add(&cfg, PROJECT, "ada", "read,write");
-    let mut server = Server::start(&cfg, &tmp.path().join("a/data"), tmp.path());
-    server.wait_serving(PROJECT, &token, &first);
+    let (mut server, token) = serve(tmp.path(), "a", &up, Some(&model), "read,write", &first);
 
     // One vector per entry, of the loaded model.
     let embedder = helix_embed::Embedder::load(&model).expect("load tiny model");
@@ -179,10 +193,7 @@ fn entries_are_embedded_reused_served_and_searched() {
     }
 
     // A replica that compiles the second commit cold builds the same bytes.
-    let cfg_b = config(&tmp.path().join("b"), &up, Some(&model));
-    let token_b = Server::token_add(&cfg_b, PROJECT, "ada", "read");
-    let replica = Server::start(&cfg_b, &tmp.path().join("b/data"), tmp.path());
-    replica.wait_serving(PROJECT, &token_b, &second);
+    let (replica, token_b) = serve(tmp.path(), "b", &up, Some(&model), "read", &second);
     assert!(
         artifact(&replica, &token_b) == two,
         "replica's artifact differs"
@@ -261,10 +272,7 @@ fn entries_are_embedded_reused_served_and_searched() {
     server.stop();
 
     // Without [semantic]: as before — no vectors, no `semantic` field, no model.
-    let plain_cfg = config(&tmp.path().join("c"), &up, None);
-    let token_c = Server::token_add(&plain_cfg, PROJECT, "ada", "read");
-    let plain = Server::start(&plain_cfg, &tmp.path().join("c/data"), tmp.path());
-    plain.wait_serving(PROJECT, &token_c, &second);
+    let (plain, token_c) = serve(tmp.path(), "c", &up, None, "read", &second);
     let bytes = artifact(&plain, &token_c);
     assert!(Index::open(&bytes[..]).unwrap().vectors().is_none());
     let lexical = plain.json("GET", &q, Some(&token_c), 200);
@@ -308,10 +316,7 @@ fn a_client_syncs_the_model_and_searches_by_meaning_offline() {
     helix_embed::tiny::write_tiny_model(&model, 7).expect("tiny model");
     let up = Upstream::new(tmp.path());
     let head = up.commit_as("Ada", ENTRIES, "seed");
-    let cfg = config(&tmp.path().join("a"), &up, Some(&model));
-    let token = Server::token_add(&cfg, PROJECT, "ada", "read");
-    let mut server = Server::start(&cfg, &tmp.path().join("a/data"), tmp.path());
-    server.wait_serving(PROJECT, &token, &head);
+    let (mut server, token) = serve(tmp.path(), "a", &up, Some(&model), "read", &head);
     let want = nearest(&model, &artifact(&server, &token), ODD);
 
     let dev = Dev::new("ada", &server.url, &[PROJECT], &token);
@@ -418,10 +423,7 @@ fn a_large_compile_embeds_in_the_background_without_holding_up_writes() {
         .map(|(p, t)| (p.as_str(), t.as_str()))
         .collect();
     let first = up.commit_as("Ada", &files, "seed");
-    let cfg = config(&tmp.path().join("a"), &up, Some(&model));
-    let token = Server::token_add(&cfg, PROJECT, "ada", "read,write");
-    let mut server = Server::start(&cfg, &tmp.path().join("a/data"), tmp.path());
-    server.wait_serving(PROJECT, &token, &first);
+    let (mut server, token) = serve(tmp.path(), "a", &up, Some(&model), "read,write", &first);
 
     // A store while the entries may still be embedding: acknowledged, and compiled with
     // the others, every entry with its vector.
@@ -442,10 +444,7 @@ fn a_large_compile_embeds_in_the_background_without_holding_up_writes() {
     assert_eq!(generation, 2, "generation of the second commit");
 
     // A replica compiling the same commit cold ends with the same bytes.
-    let cfg_b = config(&tmp.path().join("b"), &up, Some(&model));
-    let token_b = Server::token_add(&cfg_b, PROJECT, "ada", "read");
-    let replica = Server::start(&cfg_b, &tmp.path().join("b/data"), tmp.path());
-    replica.wait_serving(PROJECT, &token_b, &second);
+    let (replica, token_b) = serve(tmp.path(), "b", &up, Some(&model), "read", &second);
     let (_, replica_bytes) = wait_all_vectors(&replica, &token_b, 41);
     assert!(replica_bytes == bytes, "replica's artifact differs");
     drop(replica);
