@@ -748,6 +748,9 @@ def main():
     ap.add_argument("--cosine", action="append", default=[], metavar="POINTS,FLOOR",
                     help="with --model: one more column per value, the gate's cosine weight and "
                          "floor (HELIX_GATE_COSINE) instead of its built-in ones (repeatable)")
+    ap.add_argument("--env", action="append", default=[], metavar="NAME=VALUE[,NAME=VALUE]",
+                    help="with --model: one more column with these environment variables set "
+                         "for the hooks (repeatable), e.g. HELIX_EMBED_HOOKS=prompt,error")
     ap.add_argument("--every-hook", action="store_true",
                     help="with --model: one more column with every hook asking the embedder "
                          "(HELIX_EMBED_HOOKS=prompt,error,ambient; by default only the prompt hook does)")
@@ -781,8 +784,17 @@ def main():
         runs.append((label, binary))
     runs.append(("helix", a.helix))
 
-    if (a.cosine or a.every_hook) and not a.model:
-        die("--cosine and --every-hook need --model")
+    if (a.cosine or a.every_hook or a.env) and not a.model:
+        die("--cosine, --env and --every-hook need --model")
+    extra_envs = []
+    for spec in a.env:
+        pairs = {}
+        for kv in re.split(r",(?=[A-Z_]+=)", spec):
+            name, sep, value = kv.partition("=")
+            if not sep or not re.fullmatch(r"[A-Z_][A-Z0-9_]*", name):
+                die(f"--env takes NAME=VALUE[,NAME=VALUE], not {spec!r}")
+            pairs[name] = value
+        extra_envs.append((spec, pairs))
     if a.model:
         runs.append(("helix+model", a.helix))
 
@@ -794,6 +806,7 @@ def main():
             variants = [(label, None)]
             if model:
                 variants += [(f"model {c}", dict(w.env, HELIX_GATE_COSINE=c)) for c in a.cosine]
+                variants += [(f"model {spec}", dict(w.env, **pairs)) for spec, pairs in extra_envs]
                 if a.every_hook:
                     variants.append(("model, every hook",
                                      dict(w.env, HELIX_EMBED_HOOKS="prompt,error,ambient")))

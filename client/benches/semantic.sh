@@ -11,7 +11,9 @@
 # which the gate then reads as unrelated: the warm hook then answers nothing).
 # Prints p50/p99 in ms per case.
 #
-# Usage: client/benches/semantic.sh      (ITER=300 SIZE=10000)
+# Usage: client/benches/semantic.sh      (ITER=300 SIZE=10000 PROMPT='how do I …')
+#        BASELINE_NET=/path/to/other/helix-net client/benches/semantic.sh
+#            (adds "warm, baseline embedder": that build's embedder, interleaved with this one)
 #        SKIP_BUILD=1 MODEL_DIR=target/models/all-MiniLM-L6-v2 client/benches/semantic.sh
 set -euo pipefail
 
@@ -57,12 +59,14 @@ mkdir -p "$cache"
     || { cat "$WORK/build.log" >&2; exit 1; }
 "$TARGET/release/examples/vector_artifact" "$WORK/base.hix" "$cache/index.hix" "$MODEL_DIR" "$SIZE"
 
-prompt='how do I rebase my git branch onto another base without losing local commits?'
-python3 - "$HELIX" "$NET" "$repo" "$MODEL_DIR" "$ITER" "$prompt" <<'PY'
+# The prompt hook embeds the prompt itself (at most 500 characters: a longer one is not read).
+prompt=${PROMPT:-'how do I rebase my git branch onto another base without losing local commits?'}
+python3 - "$HELIX" "$NET" "$repo" "$MODEL_DIR" "$ITER" "$prompt" "${BASELINE_NET:-}" <<'PY'
 import json, os, socket, subprocess, sys, time
-helix, net, repo, model, iters, prompt = sys.argv[1:7]
+helix, net, repo, model, iters, prompt, baseline_net = sys.argv[1:8]
 iters = int(iters)
 sock = os.path.join(os.environ["XDG_RUNTIME_DIR"], "helix", "embed.sock")
+base_sock = os.path.join(os.environ["XDG_RUNTIME_DIR"], "baseline", "embed.sock")
 
 def run(i, env_extra):
     env = dict(os.environ, **env_extra)
@@ -88,27 +92,39 @@ for i in range(iters + 10):
         if i >= 10:
             times[c].append(ms)
         outs[c] = out
-emb = subprocess.Popen([net, "embedder", "--foreground", "--idle-secs", "600"],
-                       env=dict(os.environ, HELIX_MODEL_DIR=model),
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+# The warm case, and with BASELINE_NET another build's embedder on a socket of its own,
+# interleaved with it (the same hook binary asks both).
+embedders = {"warm": (net, sock)}
+if baseline_net:
+    embedders["warm, baseline embedder"] = (baseline_net, base_sock)
+    os.makedirs(os.path.dirname(base_sock), mode=0o700, exist_ok=True)
+procs = []
 try:
-    deadline = time.time() + 60
-    while True:
-        try:
-            s = socket.socket(socket.AF_UNIX); s.connect(sock); s.close(); break
-        except OSError:
-            if time.time() > deadline:
-                sys.exit("the embedder never listened")
-            time.sleep(0.05)
+    for c, (binary, path) in embedders.items():
+        procs.append(subprocess.Popen(
+            [binary, "embedder", "--foreground", "--idle-secs", "600"],
+            env=dict(os.environ, HELIX_MODEL_DIR=model, HELIX_EMBED_SOCKET=path),
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        times[c] = []
+        deadline = time.time() + 60
+        while True:
+            try:
+                s = socket.socket(socket.AF_UNIX); s.connect(path); s.close(); break
+            except OSError:
+                if time.time() > deadline:
+                    sys.exit(f"the embedder {binary} never listened")
+                time.sleep(0.05)
     for i in range(iters + 10):
-        ms, out = run(f"warm-{i}", {})
-        if i >= 10:
-            times["warm"].append(ms)
-        outs["warm"] = out
+        for c, (_, path) in embedders.items():
+            ms, out = run(f"{c}-{i}", {"HELIX_EMBED_SOCKET": path})
+            if i >= 10:
+                times[c].append(ms)
+            outs[c] = out
 finally:
-    emb.kill(); emb.wait()
+    for p in procs:
+        p.kill(); p.wait()
 print("| case | p50 ms | p99 ms | output bytes |")
 print("|---|---:|---:|---:|")
-for c in ["off", "absent", "warm"]:
+for c in ["off", "absent", *embedders]:
     print(f"| {c} | {pct(times[c], 50):.2f} | {pct(times[c], 99):.2f} | {len(outs[c])} |")
 PY

@@ -269,6 +269,38 @@ fn a_garbled_or_late_embedder_leaves_the_lexical_answer() {
     server.join().unwrap();
 }
 
+#[test]
+fn the_prompt_hook_asks_the_embedder_for_its_kept_words() {
+    let f = Fixture::new();
+    let model = tiny_model(&f);
+    add_vectors(&f, &model);
+    let lexical = prompt_hook(&f, PROMPT, "s-off", OFF);
+    let sock = socket(&f);
+    std::fs::create_dir_all(sock.parent().unwrap()).unwrap();
+    let listener = UnixListener::bind(&sock).unwrap();
+    let server = std::thread::spawn(move || {
+        use std::io::Read;
+        let (mut conn, _) = listener.accept().unwrap();
+        let mut len = [0u8; 4];
+        conn.read_exact(&mut len).unwrap();
+        let mut text = vec![0u8; u32::from_le_bytes(len) as usize];
+        conn.read_exact(&mut text).unwrap();
+        // Status 1: no vector; the hook answers lexically.
+        let _ = conn.write_all(&[1]);
+        String::from_utf8(text).unwrap()
+    });
+    let patient = [("HELIX_EMBED_BUDGET_MS", "20000")];
+    let padded = format!("  {PROMPT}\n");
+    assert_eq!(prompt_hook(&f, &padded, "s-1", &patient), lexical);
+    // The words the lexical search kept, not the sentence: the model reads a sentence
+    // better, but embeds its every token, and a prompt's sentence missed the hooks' 20 ms
+    // more often than it found more (docs/benchmarks.md, "Semantic candidates in the hooks").
+    assert_eq!(
+        server.join().unwrap(),
+        "check integration tests hang connection pool"
+    );
+}
+
 /// Each entry's stored vector codes in the cached artifact, by id (none: no VECTORS).
 fn cached_vectors(f: &Fixture) -> Option<(String, HashMap<String, Vec<i8>>)> {
     let bytes = std::fs::read(f.cache_file()).expect("read the cache");
