@@ -43,6 +43,7 @@ import os
 import re
 import shlex
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -228,6 +229,8 @@ class World:
             # make a case lexical at random.
             self.env["HELIX_MODEL_DIR"] = os.path.abspath(model)
             self.env["HELIX_EMBED_BUDGET_MS"] = str(embed_budget_ms)
+            self.socket = os.path.join(self.home, "embed.sock")
+            self.env["HELIX_EMBED_SOCKET"] = self.socket
         if shutil.which("git"):
             subprocess.run(["git", "init", "-q", self.repo], check=False, env=self.env,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -248,6 +251,17 @@ class World:
             [os.path.join(os.path.dirname(self.helix), "helix-net"), "embedder", "--foreground",
              "--idle-secs", "86400"], cwd=self.repo, env=self.env,
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        # Listening before the first search: a search that found no socket would start an
+        # embedder of its own, which this world would never stop.
+        for _ in range(6000):
+            if self.embedder.poll() is not None:
+                die(f"{self.label}: the embedder exited: {self.embedder.stderr.read()[-500:]}")
+            try:
+                with socket.socket(socket.AF_UNIX) as c:
+                    c.connect(self.socket)
+                break
+            except OSError:
+                time.sleep(0.05)
         for _ in range(600):
             if self.embedder.poll() is not None:
                 die(f"{self.label}: the embedder exited: {self.embedder.stderr.read()[-500:]}")
