@@ -241,15 +241,23 @@ fn no_vectors_no_embedder_no_start() {
     );
 }
 
+/// The fixture's cache with vectors, its lexical answer to [`PROMPT`], and a listener on
+/// the embedder's socket for the test to answer as it likes.
+fn with_a_fake_embedder(f: &Fixture) -> (String, UnixListener) {
+    let model = tiny_model(f);
+    add_vectors(f, &model);
+    let lexical = prompt_hook(f, PROMPT, "s-off", OFF);
+    let sock = socket(f);
+    std::fs::create_dir_all(sock.parent().expect("the socket is in a directory"))
+        .expect("create the socket's directory");
+    let listener = UnixListener::bind(&sock).expect("bind the embedder's socket");
+    (lexical, listener)
+}
+
 #[test]
 fn a_garbled_or_late_embedder_leaves_the_lexical_answer() {
     let f = Fixture::new();
-    let model = tiny_model(&f);
-    add_vectors(&f, &model);
-    let lexical = prompt_hook(&f, PROMPT, "s-off", OFF);
-    let sock = socket(&f);
-    std::fs::create_dir_all(sock.parent().unwrap()).unwrap();
-    let listener = UnixListener::bind(&sock).unwrap();
+    let (lexical, listener) = with_a_fake_embedder(&f);
     let server = std::thread::spawn(move || {
         // The first caller gets garbage, the second nothing until long after its budget.
         let (mut garbled, _) = listener.accept().unwrap();
@@ -272,12 +280,7 @@ fn a_garbled_or_late_embedder_leaves_the_lexical_answer() {
 #[test]
 fn the_prompt_hook_asks_the_embedder_for_its_kept_words() {
     let f = Fixture::new();
-    let model = tiny_model(&f);
-    add_vectors(&f, &model);
-    let lexical = prompt_hook(&f, PROMPT, "s-off", OFF);
-    let sock = socket(&f);
-    std::fs::create_dir_all(sock.parent().unwrap()).unwrap();
-    let listener = UnixListener::bind(&sock).unwrap();
+    let (lexical, listener) = with_a_fake_embedder(&f);
     let server = std::thread::spawn(move || {
         use std::io::Read;
         let (mut conn, _) = listener.accept().unwrap();
