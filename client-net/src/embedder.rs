@@ -78,8 +78,11 @@ pub fn run(a: EmbedderArgs) -> Result<ExitCode> {
     }
     let model = model_dir(a.model.as_deref())
         .context("no embedding model: none synced (`helix sync`) and HELIX_MODEL_DIR is not set")?;
+    // 8-bit weights: a query reads every weight once, and reading them, not the arithmetic,
+    // is most of its time when they have left the caches (docs/hooks.md, "8-bit weights, and a pause").
     let options = Options {
         threads: 1,
+        int8_weights: true,
         ..Options::default()
     };
     let embedder = Embedder::load_with(&model, options)

@@ -63,6 +63,7 @@ fn main() {
         Options {
             max_tokens,
             threads: 1,
+            ..Options::default()
         },
     )
     .expect("load model");
@@ -123,6 +124,48 @@ fn main() {
         tokens as f64 / QUERIES.len() as f64
     );
 
+    // The same queries with 8-bit weights (as the warm embedder runs them), interleaved with
+    // the f32 model: latency, and how far the vectors move.
+    let coded = Embedder::load_with(
+        dir,
+        Options {
+            max_tokens,
+            threads: 1,
+            int8_weights: true,
+        },
+    )
+    .expect("load model");
+    let long = QUERIES.join(" and ");
+    for (label, text) in [("short", QUERIES[0]), ("long", long.as_str())] {
+        let (mut f32s, mut int8s) = (Vec::new(), Vec::new());
+        let mut cos = 1.0f32;
+        for _ in 0..queries / 4 + 5 {
+            let t = Instant::now();
+            let a = one.embed_one(text).expect("embed");
+            f32s.push(ms(t.elapsed()));
+            let t = Instant::now();
+            let b = coded.embed_one(text).expect("embed");
+            int8s.push(ms(t.elapsed()));
+            cos = cos.min(dot(&a, &b));
+        }
+        f32s.sort_by(f64::total_cmp);
+        int8s.sort_by(f64::total_cmp);
+        println!(
+            "query {label:5}  {} tokens: p50 {:.2} ms f32, {:.2} ms int8 weights ({:.2}×), cosine {cos:.5}",
+            one.tokenize(text).map_or(0, |t| t.len()),
+            pct(&f32s, 0.5),
+            pct(&int8s, 0.5),
+            pct(&int8s, 0.5) / pct(&f32s, 0.5)
+        );
+    }
+    for q in QUERIES {
+        let (a, b) = (
+            one.embed_one(q).expect("embed"),
+            coded.embed_one(q).expect("embed"),
+        );
+        println!("int8 cosine  {:.5}  {q}", dot(&a, &b));
+    }
+
     // The corpus, batched over every core.
     let mut entries = read_corpus(&corpus);
     entries.truncate(limit);
@@ -142,6 +185,7 @@ fn main() {
             Options {
                 max_tokens,
                 threads,
+                ..Options::default()
             },
         )
         .expect("load model");

@@ -37,7 +37,9 @@ pub struct Bert {
 }
 
 impl Bert {
-    pub fn load(config: BertConfig, weights: &Weights<'_>) -> Result<Self, EmbedError> {
+    /// The model in `weights`; with `int8`, its encoder's dense layers as 8-bit codes
+    /// ([`Dense::new_int8`]).
+    pub fn load(config: BertConfig, weights: &Weights<'_>, int8: bool) -> Result<Self, EmbedError> {
         let h = config.hidden_size;
         let i = config.intermediate_size;
         let norm = |p: &str| -> Result<LayerNorm, EmbedError> {
@@ -59,9 +61,16 @@ impl Bert {
                 weights.get(&format!("{p}.bias"), &[out])?,
             ))
         };
+        let new = |w: &[f32], b: Vec<f32>| {
+            if int8 {
+                Dense::new_int8(isa, w, b)
+            } else {
+                Dense::new(isa, w, b)
+            }
+        };
         let dense = |p: &str, out: usize, inp: usize| -> Result<Dense, EmbedError> {
             let (w, b) = get(p, out, inp)?;
-            Ok(Dense::new(isa, &w, b))
+            Ok(new(&w, b))
         };
         for l in 0..config.num_hidden_layers {
             let p = format!("encoder.layer.{l}");
@@ -69,7 +78,7 @@ impl Bert {
             let (k, kb) = get(&format!("{p}.attention.self.key"), h, h)?;
             let (v, vb) = get(&format!("{p}.attention.self.value"), h, h)?;
             layers.push(Layer {
-                qkv: Dense::new(isa, &[q, k, v].concat(), [qb, kb, vb].concat()),
+                qkv: new(&[q, k, v].concat(), [qb, kb, vb].concat()),
                 out: dense(&format!("{p}.attention.output.dense"), h, h)?,
                 attn_norm: norm(&format!("{p}.attention.output.LayerNorm"))?,
                 up: dense(&format!("{p}.intermediate.dense"), i, h)?,

@@ -84,6 +84,10 @@ pub struct Options {
     pub max_tokens: usize,
     /// Threads a batch is spread over (1: the calling thread only).
     pub threads: usize,
+    /// The encoder's dense layers as 8-bit codes with a scale per output: a quarter of the
+    /// bytes each text reads, vectors within about 0.999 cosine of the f32 ones. For a
+    /// query, not for the vectors an artifact keeps (those stay the f32 model's).
+    pub int8_weights: bool,
 }
 
 impl Default for Options {
@@ -91,6 +95,7 @@ impl Default for Options {
         Self {
             max_tokens: DEFAULT_MAX_TOKENS,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            int8_weights: false,
         }
     }
 }
@@ -147,7 +152,11 @@ impl Embedder {
     ) -> Result<Self, EmbedError> {
         let id = model_id(config, weights, tokenizer);
         let config = BertConfig::parse(config)?;
-        let model = bert::Bert::load(config, &weights::Weights::parse(weights)?)?;
+        let model = bert::Bert::load(
+            config,
+            &weights::Weights::parse(weights)?,
+            options.int8_weights,
+        )?;
         let tok_err = |e: tokenizers::Error| EmbedError::Tokenizer {
             reason: e.to_string(),
         };

@@ -18,6 +18,7 @@ fn load(dir: &Path, max_tokens: usize, threads: usize) -> Embedder {
         Options {
             max_tokens,
             threads,
+            ..Options::default()
         },
     )
     .expect("load tiny model")
@@ -175,6 +176,36 @@ fn batching_and_threads_do_not_change_a_vector() {
         assert!(max_diff(&one.embed_one(refs[i]).expect("embed"), &big[i]) <= 1e-5);
     }
     assert!(e.embed(&[]).expect("embed nothing").is_empty());
+}
+
+#[test]
+fn int8_weights_move_a_vector_little_and_always_the_same_way() {
+    let dir = tiny_dir(11);
+    let exact = load(dir.path(), 64, 1);
+    let options = Options {
+        max_tokens: 64,
+        threads: 1,
+        int8_weights: true,
+    };
+    let coded = Embedder::load_with(dir.path(), options.clone()).expect("load int8");
+    let again = Embedder::load_with(dir.path(), options).expect("load int8 again");
+    assert_eq!(
+        coded.id(),
+        exact.id(),
+        "the same model, whatever its weights' form"
+    );
+    for text in TEXTS {
+        let (a, b) = (
+            exact.embed_one(text).expect("embed"),
+            coded.embed_one(text).expect("embed"),
+        );
+        assert_eq!(b.len(), a.len());
+        assert!((dot(&b, &b) - 1.0).abs() < 1e-4, "unit length: {text:?}");
+        let cos = dot(&a, &b);
+        assert!(cos > 0.99, "{text:?}: cosine {cos} with the f32 weights");
+        assert!(a != b, "{text:?}: the codes are not the weights");
+        assert_eq!(again.embed_one(text).expect("embed"), b, "{text:?}");
+    }
 }
 
 #[test]
